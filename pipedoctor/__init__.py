@@ -1,0 +1,39 @@
+"""pipedoctor: find why a TensorFlow/Keras training job is input-bound, and what to fix first.
+
+The public API is small on purpose: :func:`lint` reads code without running it; ``check``
+(measured diagnosis) and ``optimize`` build on the same :class:`Report`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipedoctor.report import Finding, Report, Severity
+
+__version__ = "0.1.0"
+__all__ = ["Finding", "Report", "Severity", "__version__", "lint"]
+
+
+def lint(
+    path_or_source: str | Path,
+    *,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+) -> Report:
+    """Lint a file, a folder, or a string of source code, and return the :class:`Report`.
+
+    A :class:`~pathlib.Path`, or a string naming an existing file or folder, is read from disk
+    (with the nearest ``[tool.pipedoctor]`` configuration); any other string is linted as code.
+    """
+    from pipedoctor.config import load_config
+    from pipedoctor.lint import lint_paths, lint_source
+
+    candidate = Path(path_or_source)
+    is_path = isinstance(path_or_source, Path) or (
+        "\n" not in path_or_source and len(path_or_source) < 4096 and candidate.exists()
+    )
+    start = candidate if is_path else Path.cwd()
+    config = load_config(start if start.is_dir() else start.parent, select=select, ignore=ignore)
+    if is_path:
+        return lint_paths([candidate], config)
+    return lint_source(str(path_or_source), config)

@@ -1,0 +1,5 @@
+"""``python -m pipedoctor``."""
+
+from pipedoctor.cli import main
+
+raise SystemExit(main())

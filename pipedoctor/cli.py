@@ -1,0 +1,247 @@
+"""Command line: parse arguments, call the API, pick a renderer, choose the exit code.
+
+Exit codes (ruff's): 0 nothing at or above the failing severity, 1 findings that fail the gate,
+2 the tool could not do what was asked (bad path, option or configuration).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+
+from pipedoctor import __version__
+from pipedoctor.config import ConfigError, load_config
+from pipedoctor.lint import UsageError, lint_paths
+from pipedoctor.render import FORMATS, render
+from pipedoctor.rules import Rule, RuleFileError, load_catalog
+
+EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def demo_script() -> Path:
+    return Path(__file__).resolve().parent / "demo" / "train_demo.py"
+
+
+def split_codes(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    return [code for value in values for code in value.split(",") if code.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="pipedoctor",
+        description="Find why a TensorFlow/Keras training job is input-bound, and what to fix "
+        "first.",
+    )
+    parser.add_argument("--version", action="version", version=f"pipedoctor {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+
+    lint = commands.add_parser(
+        "lint",
+        help="check pipeline code without running it (for CI and pre-commit)",
+        description="Read Python files and report tf.data and distribution mistakes. "
+        "Never imports or runs the code it reads.",
+    )
+    lint.add_argument(
+        "paths", nargs="*", type=Path, metavar="PATH", help="files or folders (default: .)"
+    )
+    lint.add_argument(
+        "--demo", action="store_true", help="lint the demo training script bundled with pipedoctor"
+    )
+    lint.add_argument(
+        "--format", choices=FORMATS, default="text", help="output format (default: text)"
+    )
+    lint.add_argument(
+        "--select",
+        action="append",
+        metavar="CODES",
+        help="only these rules (prefixes, comma-separated)",
+    )
+    lint.add_argument(
+        "--ignore",
+        action="append",
+        metavar="CODES",
+        help="skip these rules (replaces the config's list)",
+    )
+    lint.add_argument(
+        "--extend-ignore", action="append", metavar="CODES", help="skip these rules too"
+    )
+    lint.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "info"),
+        help="lowest severity that makes the exit code 1 (default: warning)",
+    )
+    lint.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when findings fail the gate"
+    )
+    lint.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="pyproject.toml to read instead of the nearest one",
+    )
+    lint.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto", help="colored text output"
+    )
+    lint.add_argument(
+        "--output-file",
+        "-o",
+        type=Path,
+        metavar="FILE",
+        help="write the report here, not to stdout",
+    )
+
+    rules = commands.add_parser("rules", help="list the rule catalog")
+    rules.add_argument("--format", choices=("text", "json"), default="text")
+
+    explain = commands.add_parser("explain", help="show one rule's documentation")
+    explain.add_argument("rule", metavar="RULE", help="a rule id, e.g. PD102, or its name")
+    return parser
+
+
+def use_color(choice: str, stream: object) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def run_lint(args: argparse.Namespace) -> int:
+    paths = list(args.paths)
+    if args.demo:
+        paths.append(demo_script())
+    if not paths:
+        paths = [Path(".")]
+    start = paths[0] if paths[0].exists() else Path.cwd()
+    config = load_config(
+        start if start.is_dir() else start.parent,
+        explicit=args.config,
+        select=split_codes(args.select),
+        ignore=split_codes(args.ignore),
+        extend_ignore=split_codes(args.extend_ignore),
+        fail_on=args.fail_on,
+    )
+    report = lint_paths(paths, config)
+    stream = sys.stdout
+    output = render(
+        report, args.format, color=args.format == "text" and use_color(args.color, stream)
+    )
+    if args.output_file:
+        args.output_file.write_text(output, encoding="utf-8")
+    else:
+        stream.write(output)
+    if report.failed(config.fail_on) and not args.exit_zero:
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def run_rules_list(args: argparse.Namespace) -> int:
+    catalog = load_catalog()
+    if args.format == "json":
+        import json
+
+        rows = [
+            {
+                "id": r.id,
+                "name": r.name,
+                "severity": r.severity.label,
+                "scope": list(r.scope),
+                "summary": r.summary,
+                "fix_safety": r.fix_safety,
+            }
+            for r in catalog.values()
+        ]
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return EXIT_OK
+    width = max(len(r.name) for r in catalog.values())
+    for rule in catalog.values():
+        scope = ",".join(rule.scope)
+        sys.stdout.write(
+            f"{rule.id}  {rule.name:<{width}}  {rule.severity.label:<7}  {scope:<22}  "
+            f"{rule.summary}\n"
+        )
+    return EXIT_OK
+
+
+def rule_page(rule: Rule) -> str:
+    """One rule's documentation, laid out like ruff's rule pages."""
+
+    def section(title: str, body: str) -> str:
+        return f"## {title}\n\n{body.strip()}\n"
+
+    parts = [
+        f"# {rule.name} ({rule.id})\n",
+        f"Severity: {rule.severity.label}. Runs in: {', '.join(rule.scope)}.\n",
+        section("What it does", rule.summary),
+        section("Why is this bad?", rule.why),
+    ]
+    if rule.example_bad:
+        parts.append(section("Example", f"```python\n{rule.example_bad}\n```"))
+    if rule.example_good:
+        parts.append(section("Use instead", f"```python\n{rule.example_good}\n```"))
+    parts.append(section("Fix", rule.fix))
+    safety = {
+        "safe": "The fix keeps what the pipeline yields.",
+        "unsafe": "The fix can change what the pipeline yields or how the model trains; review it.",
+        "none": "There is no mechanical fix; the change needs judgement.",
+    }[rule.fix_safety]
+    parts.append(section("Fix safety", safety))
+    if rule.params:
+        params = "\n".join(f"- `{k}` = {v!r}" for k, v in rule.params.items())
+        parts.append(
+            section("Options", f"Set in `[tool.pipedoctor.params.{rule.id}]`:\n\n{params}")
+        )
+    if rule.references:
+        parts.append(section("References", "\n".join(f"- {r}" for r in rule.references)))
+    return "\n".join(parts)
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    catalog = load_catalog()
+    wanted = args.rule.strip()
+    rule = catalog.get(wanted.upper()) or next(
+        (r for r in catalog.values() if r.name == wanted.lower()), None
+    )
+    if rule is None:
+        close = [r.id for r in catalog.values() if r.id.startswith(wanted.upper()[:4])][:5]
+        hint = f" (did you mean {', '.join(close)}?)" if close else " (see `pipedoctor rules`)"
+        sys.stderr.write(f"pipedoctor: error: unknown rule {wanted!r}{hint}\n")
+        return EXIT_ERROR
+    sys.stdout.write(textwrap.dedent(rule_page(rule)))
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handlers = {"lint": run_lint, "rules": run_rules_list, "explain": run_explain}
+    if args.command is None:
+        parser.print_help()
+        return EXIT_ERROR
+    try:
+        return handlers[args.command](args)
+    except (UsageError, ConfigError, RuleFileError) as exc:
+        sys.stderr.write(f"pipedoctor: error: {exc}\n")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        sys.stderr.write("pipedoctor: interrupted\n")
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

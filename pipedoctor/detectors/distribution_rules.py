@@ -1,0 +1,155 @@
+"""Detectors for the distributed-training rules (PD2xx), written against ``TrainingSetup``.
+
+The static front end fills the setup from what the source shows (constants, scopes); the live
+check fills it from the real strategy and model. The rules do not care which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pipedoctor.pipeline import Fact, TrainingSetup
+from pipedoctor.rules import Context, Hit, detector
+
+
+def multi_replica(setup: TrainingSetup) -> list[Fact]:
+    return [f for f in setup.of("strategy") if f.get("multi")]
+
+
+def strategy_name(setup: TrainingSetup) -> str:
+    strategies = multi_replica(setup) or setup.of("strategy")
+    return strategies[0].get("name", "a strategy") if strategies else "a strategy"
+
+
+def per_replica_batch(setup: TrainingSetup) -> tuple[float, str] | None:
+    """The per-replica batch the setup implies, and how it was worked out (None if unseen)."""
+    counts = setup.of("replicas")
+    replicas = counts[0].get("count") if counts else None
+    best: tuple[float, str] | None = None
+    for fact in setup.of("batch"):
+        if fact.get("per_replica"):
+            estimate = (float(fact.get("per_replica")), "per replica")
+        elif fact.get("value") and not fact.get("replicas"):
+            n = replicas or 2
+            bound = "" if replicas else "at most "
+            estimate = (fact.get("value") / n, f"{bound}{fact.get('value')}/{n} per replica")
+        else:
+            continue
+        if best is None or estimate[0] > best[0]:
+            best = estimate
+    return best
+
+
+@detector("PD202")
+def batch_not_scaled(context: Context) -> Iterator[Hit]:
+    setup = context.analysis.training
+    if not multi_replica(setup):
+        return
+    for fact in setup.of("batch"):
+        if fact.get("value") and not fact.get("replicas"):
+            yield Hit(
+                fact.location,
+                f"Global batch {fact.get('value')} is a constant under "
+                f"{strategy_name(setup)}: each replica gets {fact.get('value')}/N, so adding "
+                "devices shrinks every device's batch instead of growing the global one.",
+            )
+
+
+@detector("PD203")
+def lr_not_scaled(context: Context) -> Iterator[Hit]:
+    setup = context.analysis.training
+    if not multi_replica(setup):
+        return
+    for fact in setup.of("optimizer"):
+        if fact.get("lr") in ("constant", "default") and not fact.get("warmup"):
+            value = fact.get("value")
+            rate = f"learning rate {value}" if value is not None else "its default learning rate"
+            yield Hit(
+                fact.location,
+                f"`{fact.get('name')}` uses {rate}, not scaled with the replica count, and no "
+                "warm-up: the global batch grows with the devices while the step size does not.",
+            )
+
+
+@detector("PD204")
+def small_replica_batchnorm(context: Context) -> Iterator[Hit]:
+    setup = context.analysis.training
+    if not multi_replica(setup):
+        return
+    implied = per_replica_batch(setup)
+    if implied is None or implied[0] >= context.param("min_per_replica_batch"):
+        return
+    for fact in setup.of("batchnorm"):
+        if not fact.get("frozen") and not fact.get("synchronized"):
+            yield Hit(
+                fact.location,
+                f"`BatchNormalization` under {strategy_name(setup)} with a batch of "
+                f"{implied[1]}: each replica normalises over fewer than "
+                f"{context.param('min_per_replica_batch')} examples, so its statistics are noisy.",
+            )
+
+
+@detector("PD205")
+def created_outside_scope(context: Context) -> Iterator[Hit]:
+    setup = context.analysis.training
+    if not setup.has("strategy"):
+        return
+    what = {"model": "The model", "optimizer": "The optimizer", "compile": "`compile`"}
+    for kind, label in what.items():
+        for fact in setup.of(kind):
+            if not fact.get("in_scope") and not fact.get("from_compile"):
+                yield Hit(
+                    fact.location,
+                    f"{label} is created outside `strategy.scope()` of {strategy_name(setup)}: "
+                    "its variables are not mirrored across replicas.",
+                )
+
+
+@detector("PD206")
+def python_state_metric(context: Context) -> Iterator[Hit]:
+    setup = context.analysis.training
+    if not multi_replica(setup):
+        return
+    for fact in setup.of("metric_state"):
+        yield Hit(
+            fact.location,
+            f"Metric `{fact.get('name')}` keeps its running state in a Python attribute: under "
+            f"{strategy_name(setup)} each replica updates its own copy and the result shows "
+            "one replica's view.",
+        )
+
+
+@detector("PD207")
+def non_chief_writes(context: Context) -> Iterator[Hit]:
+    setup = context.analysis.training
+    if not any(f.get("name") == "MultiWorkerMirroredStrategy" for f in setup.of("strategy")):
+        return
+    for fact in setup.of("write"):
+        if fact.get("fixed") and not fact.get("chief_guarded"):
+            yield Hit(
+                fact.location,
+                f"`{fact.get('call')}` writes to a fixed path on every worker: the workers "
+                "overwrite each other's files.",
+            )
+
+
+@detector("PD210")
+def autoshard_data(context: Context) -> Iterator[Hit]:
+    setup = context.analysis.training
+    workers = setup.of("workers")
+    multi_worker = workers or any(
+        f.get("name") == "MultiWorkerMirroredStrategy" for f in setup.of("strategy")
+    )
+    if not multi_worker:
+        return
+    for fact in setup.of("autoshard"):
+        if fact.get("policy") in ("DATA", "OFF"):
+            yield Hit(
+                fact.location,
+                f"`AutoShardPolicy.{fact.get('policy')}` set explicitly for multi-worker input: "
+                + (
+                    "every worker reads every file and keeps 1/N of the records."
+                    if fact.get("policy") == "DATA"
+                    else "every worker trains on the whole data set, duplicating examples."
+                ),
+            )

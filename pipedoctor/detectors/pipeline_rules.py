@@ -1,0 +1,235 @@
+"""Detectors for the input-pipeline rules (PD1xx), written once against ``Pipeline``.
+
+They read only the model, so they run unchanged on pipelines seen in source (static) and on
+pipelines read from a live dataset's graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pipedoctor.pipeline import AUTOTUNE, DECODING_FACTORIES, RECORD_READERS, Files, Pipeline, Stage
+from pipedoctor.rules import Context, Hit, detector
+
+PREFETCH_MAY_FOLLOW = frozenset({"with_options", "repeat", "prefetch", "prefetch_to_device"})
+PREFETCHING_SOURCES = DECODING_FACTORIES
+"""Keras directory factories already end their dataset with ``prefetch(AUTOTUNE)``."""
+PARALLELISM_PARAMS = ("num_parallel_calls", "num_parallel_reads")
+MAPS = ("map", "map_with_legacy_function")
+
+
+def stages(context: Context, *ops: str) -> Iterator[tuple[Pipeline, Stage]]:
+    for pipeline, stage in context.analysis.stages():
+        if not ops or stage.op in ops:
+            yield pipeline, stage
+
+
+def reads_records(stage: Stage) -> bool:
+    return stage.op in RECORD_READERS or bool(stage.fn and stage.fn.reader)
+
+
+def sequential(value: object) -> bool:
+    """``num_parallel_calls`` absent or ``None``: TensorFlow runs the stage on one thread."""
+    return value is None
+
+
+@detector("PD101")
+def missing_prefetch(context: Context) -> Iterator[Hit]:
+    for pipeline in context.analysis.pipelines:
+        if pipeline.sink is None or pipeline.source.op == "external" and len(pipeline.stages) == 1:
+            continue
+        ops = [s.op for s in pipeline.stages]
+        prefetched = [i for i, op in enumerate(ops) if op == "prefetch"]
+        if not prefetched and pipeline.source.op in PREFETCHING_SOURCES:
+            prefetched = [0]
+        where = {"fit": "handed to training", "return": "returned", "variable": "built here"}
+        if not prefetched:
+            yield Hit(
+                pipeline.last.location,
+                f"The dataset {where[pipeline.sink]} ends with `{pipeline.last.op}`, not "
+                "`prefetch`: each training step waits while the next batch is prepared.",
+            )
+            continue
+        after = [
+            s for s in pipeline.stages[prefetched[-1] + 1 :] if s.op not in PREFETCH_MAY_FOLLOW
+        ]
+        if after:
+            yield Hit(
+                after[0].location,
+                f"`{after[0].op}` comes after `prefetch`: it runs in the training step's path "
+                "again; make `prefetch` the last transformation.",
+            )
+
+
+@detector("PD102")
+def sequential_map(context: Context) -> Iterator[Hit]:
+    for _, stage in stages(context, *MAPS):
+        if sequential(stage.param("num_parallel_calls")):
+            yield Hit(
+                stage.location,
+                "`map` without `num_parallel_calls` runs its function on one element at a time, "
+                "on one core.",
+            )
+
+
+@detector("PD103")
+def fixed_parallelism(context: Context) -> Iterator[Hit]:
+    for _, stage in stages(context):
+        names = PARALLELISM_PARAMS + (("buffer_size",) if stage.op == "prefetch" else ())
+        for name in names:
+            value = stage.param(name)
+            if isinstance(value, int) and not isinstance(value, bool) and value != AUTOTUNE:
+                yield Hit(
+                    stage.location,
+                    f"`{stage.op}` has `{name}={value}`, a fixed number: it neither uses the "
+                    "cores a bigger machine has nor adapts to the load; use `tf.data.AUTOTUNE`.",
+                )
+
+
+@detector("PD104")
+def sequential_reads(context: Context) -> Iterator[Hit]:
+    for _, stage in stages(context):
+        if stage.op in RECORD_READERS:
+            files = stage.param("filenames")
+            if (
+                isinstance(files, Files)
+                and files.several
+                and sequential(stage.param("num_parallel_reads"))
+            ):
+                count = f"{files.count} files" if files.count else "several files"
+                yield Hit(
+                    stage.location,
+                    f"`{stage.op}` reads {count} one after another (no `num_parallel_reads`).",
+                )
+        elif stage.op == "interleave" and sequential(stage.param("num_parallel_calls")):
+            yield Hit(
+                stage.location,
+                "`interleave` without `num_parallel_calls` opens its inputs one at a time.",
+            )
+        elif stage.op == "flat_map" and stage.fn and stage.fn.reader:
+            yield Hit(
+                stage.location,
+                f"`flat_map` over `{stage.fn.reader}` reads the files strictly one after "
+                "another; `interleave` reads several at once.",
+            )
+
+
+@detector("PD105")
+def unsharded_files(context: Context) -> Iterator[Hit]:
+    for pipeline, stage in stages(context):
+        files = stage.param("filenames")
+        if stage.op in RECORD_READERS and isinstance(files, Files):
+            if files.count == 1 and files.literal:
+                yield Hit(
+                    stage.location,
+                    f"`{stage.op}` reads a single file: nothing to read in parallel, and nothing "
+                    "to split across workers.",
+                )
+        elif stage.op == "shard":
+            upstream = pipeline.upstream_of(stage)
+            read = any(reads_records(s) for s in upstream)
+            parsed = any(s.op in MAPS for s in upstream)
+            if read and parsed:
+                yield Hit(
+                    stage.location,
+                    "`shard` comes after the records were read and parsed: every worker reads "
+                    "and parses every file, then keeps one record in N.",
+                )
+
+
+@detector("PD106")
+def missing_cache(context: Context) -> Iterator[Hit]:
+    for pipeline in context.analysis.pipelines:
+        walked = pipeline.walk()
+        if any(s.op == "cache" for s in walked):
+            continue
+        for stage in walked:
+            decodes = stage.op in MAPS and stage.fn is not None and stage.fn.decodes
+            if decodes or stage.op in DECODING_FACTORIES:
+                what = "decodes" if decodes else "loads and decodes files"
+                yield Hit(
+                    stage.location,
+                    f"`{stage.op}` {what} again on every epoch and nothing caches the result.",
+                )
+
+
+@detector("PD107")
+def cache_after_random(context: Context) -> Iterator[Hit]:
+    for pipeline, stage in stages(context, "cache"):
+        for upstream in reversed(pipeline.upstream_of(stage)):
+            if upstream.op == "shuffle":
+                cause = "`shuffle`: every epoch replays the first epoch's order"
+            elif upstream.fn is not None and upstream.fn.random:
+                cause = f"a random `{upstream.op}`: every epoch replays the first epoch's draws"
+            else:
+                continue
+            line = f" (line {upstream.location.line})" if upstream.location else ""
+            yield Hit(stage.location, f"`cache()` comes after {cause}{line}.")
+            break
+
+
+@detector("PD108")
+def python_in_pipeline(context: Context) -> Iterator[Hit]:
+    for _, stage in stages(context):
+        if stage.op == "from_generator":
+            yield Hit(
+                stage.location,
+                "`from_generator` produces every element in Python, one at a time, under the GIL.",
+            )
+        elif stage.fn is not None and stage.fn.python and stage.op != "from_generator":
+            yield Hit(
+                stage.location,
+                f"The function given to `{stage.op}` calls back into Python "
+                "(`py_function`/`numpy_function`): the GIL serialises it, so parallel calls "
+                "barely help.",
+            )
+
+
+@detector("PD109")
+def unvectorized_map(context: Context) -> Iterator[Hit]:
+    for pipeline, stage in stages(context, *MAPS):
+        if stage.fn is None or not stage.fn.elementwise:
+            continue
+        for later in pipeline.downstream_of(stage):
+            if later.op in ("cache", "unbatch"):
+                break
+            if later.op in ("batch", "padded_batch"):
+                yield Hit(
+                    stage.location,
+                    "This `map` only does element-wise arithmetic and comes before `batch`: "
+                    "after `batch` it would run once per batch instead of once per element.",
+                )
+                break
+
+
+@detector("PD110")
+def augmentation_on_host(context: Context) -> Iterator[Hit]:
+    for _, stage in stages(context, *MAPS):
+        if stage.fn is not None and stage.fn.augments_images:
+            yield Hit(
+                stage.location,
+                "Random image augmentation runs on the host CPU inside the input pipeline.",
+            )
+
+
+def batched_upstream(pipeline: Pipeline, stage: Stage) -> bool:
+    """True when elements reach ``stage`` as batches (a ``batch`` not undone by ``unbatch``)."""
+    for upstream in reversed(pipeline.upstream_of(stage)):
+        if upstream.op == "unbatch":
+            return False
+        if upstream.op in ("batch", "padded_batch"):
+            return True
+    return False
+
+
+@detector("PD111")
+def shuffle_after_batch(context: Context) -> Iterator[Hit]:
+    for pipeline, stage in stages(context, "shuffle"):
+        if stage.param("buffer_size") == 1:
+            yield Hit(stage.location, "`shuffle` with a buffer of 1 does not shuffle at all.")
+        elif batched_upstream(pipeline, stage):
+            yield Hit(
+                stage.location,
+                "`shuffle` after `batch` reorders whole batches: the same examples always "
+                "train together.",
+            )

@@ -1,0 +1,253 @@
+"""The one model of an input pipeline that both front ends fill and every rule reads.
+
+The static front end (``pipedoctor.static``) fills it from source text with the values it can
+see; the graph front end fills it from a live dataset's GraphDef with exact values. A rule is
+written once against these classes, so the CI gate and the live check agree by construction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+AUTOTUNE = -1
+"""``tf.data.AUTOTUNE``: the same sentinel TensorFlow stores in the graph."""
+
+
+class _Unknown:
+    """A value the front end could not see (a function argument, a config lookup)."""
+
+    _instance: _Unknown | None = None
+
+    def __new__(cls) -> _Unknown:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+    def __reduce__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN: Any = _Unknown()
+
+SOURCE_OPS = frozenset(
+    {
+        "from_tensor_slices",
+        "from_tensors",
+        "range",
+        "from_generator",
+        "list_files",
+        "TFRecordDataset",
+        "TextLineDataset",
+        "FixedLengthRecordDataset",
+        "image_dataset_from_directory",
+        "text_dataset_from_directory",
+        "audio_dataset_from_directory",
+        "timeseries_dataset_from_array",
+        "tfds.load",
+        "zip",
+        "sample_from_datasets",
+        "choose_from_datasets",
+        "counter",
+        "load",
+        "external",
+    }
+)
+"""Ops that start a pipeline. ``external`` is a dataset whose origin is not visible (a typed
+function parameter, a dataset handed to ``check``)."""
+
+RECORD_READERS = frozenset({"TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset"})
+DECODING_FACTORIES = frozenset(
+    {"image_dataset_from_directory", "text_dataset_from_directory", "audio_dataset_from_directory"}
+)
+FUNCTION_OPS = frozenset({"map", "interleave", "flat_map", "filter", "parallel_interleave"})
+
+
+@dataclass(frozen=True)
+class Location:
+    """A span in the user's source, 1-based lines and columns (as editors and SARIF count)."""
+
+    path: str
+    line: int
+    column: int = 1
+    end_line: int | None = None
+    end_column: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Files:
+    """What a reader is given to read: how many files, and whether the list is written out."""
+
+    count: int | None
+    """Number of files when known; ``None`` for a glob, a variable or a generated list."""
+    literal: bool = False
+    """True when the path(s) are string literals in the source."""
+
+    @property
+    def several(self) -> bool:
+        return self.count is None or self.count > 1
+
+
+@dataclass(frozen=True)
+class FunctionFacts:
+    """What a function handed to ``map``/``interleave``/``filter`` does, as far as it is seen."""
+
+    known: bool = True
+    """False when the function's body could not be inspected (imported, built dynamically)."""
+    decodes: bool = False
+    """Calls a decode, parse or resize op: expensive, and deterministic (worth caching)."""
+    random: bool = False
+    """Draws random numbers (random ops, stateful random image ops, Keras ``Random*`` layers)."""
+    augments_images: bool = False
+    """Random image augmentation in particular (flip, crop, brightness, ...)."""
+    python: bool = False
+    """Calls back into Python (``py_function``, ``numpy_function``, ``py_func``)."""
+    elementwise: bool = False
+    """Only element-wise arithmetic and casts: cheaper on a whole batch than per element."""
+    reader: str | None = None
+    """For ``interleave``/``flat_map``: the record reader the function opens, if any."""
+    calls: frozenset[str] = frozenset()
+    """Canonical names of the TensorFlow/Keras functions it calls, for messages."""
+
+
+@dataclass(frozen=True, eq=False)
+class Stage:
+    """One transformation (or the source) of a pipeline, with the parameters that were given.
+
+    ``params`` holds only what the code passed: a missing key means "not given" (the
+    TensorFlow default), ``UNKNOWN`` means "given, but not visible", ``AUTOTUNE`` is ``-1``.
+    Stages compare by identity: two pipelines that share a prefix share its stage objects.
+    """
+
+    op: str
+    params: dict[str, Any] = field(default_factory=dict)
+    fn: FunctionFacts | None = None
+    inputs: tuple[Pipeline, ...] = ()
+    location: Location | None = None
+
+    @property
+    def is_source(self) -> bool:
+        return self.op in SOURCE_OPS
+
+    def param(self, name: str, default: Any = None) -> Any:
+        return self.params.get(name, default)
+
+    def __repr__(self) -> str:
+        where = f" @{self.location.line}" if self.location else ""
+        return f"Stage({self.op}{where})"
+
+
+@dataclass(frozen=True, eq=False)
+class Pipeline:
+    """An ordered chain of stages, source first.
+
+    ``sink`` says how the pipeline leaves the code: ``"fit"`` (handed to training or a
+    distribution strategy), ``"return"`` (returned from a dataset-building function),
+    ``"variable"`` (the last value bound to a name), or ``None`` while it is still an
+    intermediate that another stage consumes.
+    """
+
+    stages: tuple[Stage, ...]
+    sink: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def source(self) -> Stage:
+        return self.stages[0]
+
+    @property
+    def last(self) -> Stage:
+        return self.stages[-1]
+
+    def then(self, stage: Stage) -> Pipeline:
+        return Pipeline(self.stages + (stage,))
+
+    def with_sink(self, sink: str) -> Pipeline:
+        return Pipeline(self.stages, sink, self.options)
+
+    def walk(self) -> list[Stage]:
+        """Every stage, upstream pipelines of ``zip``/``concatenate`` included, source first."""
+        seen: list[Stage] = []
+        for stage in self.stages:
+            for upstream in stage.inputs:
+                seen.extend(upstream.walk())
+            seen.append(stage)
+        return seen
+
+    def upstream_of(self, stage: Stage) -> list[Stage]:
+        """Stages that run before ``stage`` (nested inputs included), nearest last."""
+        walked = self.walk()
+        for i, candidate in enumerate(walked):
+            if candidate is stage:
+                return walked[:i]
+        return []
+
+    def downstream_of(self, stage: Stage) -> list[Stage]:
+        """Stages that run after ``stage`` on its way out of this pipeline, nearest first."""
+        walked = self.walk()
+        for i, candidate in enumerate(walked):
+            if candidate is stage:
+                return walked[i + 1 :]
+        return []
+
+    def __repr__(self) -> str:
+        chain = " -> ".join(s.op for s in self.stages)
+        return f"Pipeline({chain}{', sink=' + self.sink if self.sink else ''})"
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One training-setup fact with where it was seen: ``kind`` names it, ``data`` details it."""
+
+    kind: str
+    location: Location | None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+
+@dataclass
+class TrainingSetup:
+    """What the code says about how the pipelines are trained on: strategies, batch sizes,
+    optimizers, layers. Filled from source statically, and from the live objects in a check.
+
+    Facts are kept as a flat list of ``Fact`` records; rules select them by ``kind``.
+    """
+
+    facts: list[Fact] = field(default_factory=list)
+
+    def add(self, kind: str, location: Location | None, **data: Any) -> None:
+        self.facts.append(Fact(kind, location, data))
+
+    def of(self, kind: str) -> list[Fact]:
+        return [f for f in self.facts if f.kind == kind]
+
+    def has(self, kind: str) -> bool:
+        return any(f.kind == kind for f in self.facts)
+
+
+@dataclass
+class Analysis:
+    """Everything a front end learned about one unit (a source file or a live job)."""
+
+    path: str
+    pipelines: list[Pipeline] = field(default_factory=list)
+    training: TrainingSetup = field(default_factory=TrainingSetup)
+
+    def stages(self) -> list[tuple[Pipeline, Stage]]:
+        """Each distinct stage once, with one pipeline that contains it (for context)."""
+        seen: set[int] = set()
+        pairs: list[tuple[Pipeline, Stage]] = []
+        for pipeline in self.pipelines:
+            for stage in pipeline.walk():
+                if id(stage) not in seen:
+                    seen.add(id(stage))
+                    pairs.append((pipeline, stage))
+        return pairs

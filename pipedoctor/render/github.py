@@ -1,0 +1,45 @@
+"""GitHub Actions workflow commands, so findings show up as annotations on a pull request.
+
+The escaping is exactly that of ``@actions/core`` (``escapeData`` / ``escapeProperty`` in
+actions/toolkit ``command.ts``): the runner undoes exactly that, and no more.
+"""
+
+from __future__ import annotations
+
+from pipedoctor.render import sorted_findings, span, title
+from pipedoctor.report import Finding, Report, Severity
+
+_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+_DATA_ESCAPES = (("%", "%25"), ("\r", "%0D"), ("\n", "%0A"))
+_PROPERTY_ESCAPES = (*_DATA_ESCAPES, (":", "%3A"), (",", "%2C"))
+
+
+def render_github(report: Report) -> str:
+    """One ``::error``/``::warning``/``::notice`` line per finding; "" when there are none."""
+    return "".join(_command(finding) + "\n" for finding in sorted_findings(report))
+
+
+def _command(finding: Finding) -> str:
+    place = span(finding)
+    properties = {
+        "file": place.path,
+        "line": place.line,
+        "col": place.column,
+        "endLine": place.end_line,
+        "endColumn": place.end_column,
+        "title": title(finding),
+    }
+    joined = ",".join(
+        f"{key}={_escape(str(value), _PROPERTY_ESCAPES)}"
+        for key, value in properties.items()
+        if value is not None
+    )
+    return f"::{_COMMAND[finding.severity]} {joined}::{_escape(finding.message, _DATA_ESCAPES)}"
+
+
+def _escape(text: str, table: tuple[tuple[str, str], ...]) -> str:
+    # "%" comes first in both tables, so an escape is never escaped twice.
+    for raw, escaped in table:
+        text = text.replace(raw, escaped)
+    return text

@@ -1,0 +1,143 @@
+"""Findings and the Report: plain data that every front end produces and every renderer reads.
+
+The JSON form is a contract other tools read (``version`` 1): keys are only ever added, never
+renamed or removed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from enum import IntEnum
+from typing import Any
+
+JSON_VERSION = 1
+
+
+class Severity(IntEnum):
+    """Ordered so that ``severity >= threshold`` reads naturally."""
+
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            names = ", ".join(s.label for s in cls)
+            raise ValueError(f"unknown severity {text!r} (expected one of: {names})") from None
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing worth fixing, at one place in the user's code (when a place is known)."""
+
+    rule: str
+    name: str
+    severity: Severity
+    message: str
+    fix: str = ""
+    path: str | None = None
+    line: int | None = None
+    column: int | None = None
+    end_line: int | None = None
+    end_column: int | None = None
+    gain: float | None = None
+
+    def sort_key(self) -> tuple:
+        return (self.path or "", self.line or 0, self.column or 0, self.rule)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["severity"] = self.severity.label
+        if self.gain is None:
+            del data["gain"]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Finding:
+        known = {f for f in cls.__dataclass_fields__}
+        values = {k: v for k, v in data.items() if k in known}
+        values["severity"] = Severity.parse(values["severity"])
+        return cls(**values)
+
+
+@dataclass
+class Report:
+    """What a lint or a check found: findings, and (for a check) a verdict and measurements."""
+
+    findings: list[Finding] = field(default_factory=list)
+    files_checked: int = 0
+    verdict: str | None = None
+    measurements: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        counts = {s.label: 0 for s in sorted(Severity, reverse=True)}
+        for finding in self.findings:
+            counts[finding.severity.label] += 1
+        return counts
+
+    def worst(self) -> Severity | None:
+        return max((f.severity for f in self.findings), default=None)
+
+    def failed(self, threshold: Severity) -> bool:
+        worst = self.worst()
+        return worst is not None and worst >= threshold
+
+    def summary(self) -> dict[str, Any]:
+        by_rule: dict[str, int] = {}
+        for finding in self.findings:
+            by_rule[finding.rule] = by_rule.get(finding.rule, 0) + 1
+        return {
+            "files": self.files_checked,
+            "findings": len(self.findings),
+            "by_severity": self.counts(),
+            "by_rule": dict(sorted(by_rule.items())),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "version": JSON_VERSION,
+            "findings": [f.to_dict() for f in self.findings],
+            "summary": self.summary(),
+        }
+        if self.verdict is not None:
+            data["verdict"] = self.verdict
+        if self.measurements:
+            data["measurements"] = self.measurements
+        if self.notes:
+            data["notes"] = list(self.notes)
+        return data
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        return cls(
+            findings=[Finding.from_dict(f) for f in data.get("findings", [])],
+            files_checked=data.get("summary", {}).get("files", 0),
+            verdict=data.get("verdict"),
+            measurements=dict(data.get("measurements", {})),
+            notes=list(data.get("notes", [])),
+        )
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{n} {label}" for label, n in self.counts().items() if n)
+        verdict = f" verdict={self.verdict!r}" if self.verdict else ""
+        return (
+            f"<Report{verdict} files={self.files_checked} "
+            f"findings={len(self.findings)}{' (' + counts + ')' if counts else ''}>"
+        )
+
+    def _repr_html_(self) -> str:
+        from pipedoctor.render.html import render_html
+
+        return render_html(self)

@@ -1,0 +1,223 @@
+"""The rule catalog (``rules/*.toml``, data only) and the engine that runs detectors against it.
+
+A rule file says what a rule is and how to fix what it finds; a detector (one Python function
+per rule, registered with :func:`detector`) says where it fires. The engine joins the two, so a
+finding's name, severity and fix text always come from the rule file.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pipedoctor.pipeline import Analysis, Location
+from pipedoctor.report import Finding, Severity
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+SCOPES = ("static", "graph", "runtime")
+FIX_SAFETY = ("safe", "unsafe", "none")
+REQUIRED_FIELDS = ("id", "name", "severity", "scope", "summary", "why", "fix")
+
+
+class RuleFileError(ValueError):
+    """A rule file that does not load or lacks what every rule must say."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One entry of the catalog, as read from its TOML file."""
+
+    id: str
+    name: str
+    severity: Severity
+    scope: tuple[str, ...]
+    summary: str
+    why: str
+    fix: str
+    example_bad: str = ""
+    example_good: str = ""
+    fix_safety: str = "none"
+    references: tuple[str, ...] = ()
+    params: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+    @property
+    def short_fix(self) -> str:
+        """The fix's first paragraph, joined onto one line: what a finding carries."""
+        return " ".join(self.fix.split("\n\n")[0].split())
+
+    @property
+    def code(self) -> str:
+        """``PD102 sequential-map``: how the rule is named to a person."""
+        return f"{self.id} {self.name}"
+
+
+def rules_dir() -> Path:
+    """Where the rule files are: inside the installed package, or ``rules/`` of a checkout."""
+    package = Path(__file__).resolve().parent
+    bundled = package / "_rules"
+    return bundled if bundled.is_dir() else package.parent / "rules"
+
+
+def parse_rule(text: str, path: Path | None = None) -> Rule:
+    where = path.name if path else "rule"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RuleFileError(f"{where}: {exc}") from None
+    missing = [key for key in REQUIRED_FIELDS if key not in data]
+    if missing:
+        raise RuleFileError(f"{where}: missing {', '.join(missing)}")
+    scope = data["scope"]
+    if isinstance(scope, str):
+        scope = [scope]
+    unknown_scope = [s for s in scope if s not in SCOPES]
+    if unknown_scope or not scope:
+        raise RuleFileError(f"{where}: scope must be a non-empty subset of {SCOPES}")
+    safety = data.get("fix_safety", "none")
+    if safety not in FIX_SAFETY:
+        raise RuleFileError(f"{where}: fix_safety must be one of {FIX_SAFETY}")
+    try:
+        severity = Severity.parse(data["severity"])
+    except ValueError as exc:
+        raise RuleFileError(f"{where}: {exc}") from None
+    return Rule(
+        id=data["id"],
+        name=data["name"],
+        severity=severity,
+        scope=tuple(scope),
+        summary=data["summary"].strip(),
+        why=data["why"].strip(),
+        fix=data["fix"].strip(),
+        example_bad=data.get("example_bad", "").strip("\n"),
+        example_good=data.get("example_good", "").strip("\n"),
+        fix_safety=safety,
+        references=tuple(data.get("references", ())),
+        params=dict(data.get("params", {})),
+        path=path,
+    )
+
+
+@cache
+def load_catalog(directory: Path | None = None) -> dict[str, Rule]:
+    """All rules by id, in id order. Raises :class:`RuleFileError` on a bad file or a dup id."""
+    directory = directory or rules_dir()
+    catalog: dict[str, Rule] = {}
+    for path in sorted(directory.glob("*.toml")):
+        rule = parse_rule(path.read_text(encoding="utf-8"), path)
+        if rule.id in catalog:
+            raise RuleFileError(f"{path.name}: duplicate id {rule.id}")
+        catalog[rule.id] = rule
+    return dict(sorted(catalog.items()))
+
+
+# ---------------------------------------------------------------------------------------------
+# Detectors
+
+
+@dataclass(frozen=True)
+class Hit:
+    """Where a detector fired and what it says there; the engine adds the rule's metadata."""
+
+    location: Location | None
+    message: str
+    severity: Severity | None = None
+    gain: float | None = None
+    fix: str | None = None
+    """A fix specific to this place; the rule's general fix otherwise."""
+
+
+@dataclass
+class Context:
+    """What a detector sees: the analysis, the front end it came from, and the rule's params."""
+
+    analysis: Analysis
+    scope: str
+    params: dict[str, Any]
+    measurements: dict[str, Any] = field(default_factory=dict)
+
+    def param(self, name: str) -> Any:
+        return self.params[name]
+
+
+Detector = Callable[[Context], Iterable[Hit]]
+_DETECTORS: dict[str, Detector] = {}
+
+
+def detector(rule_id: str) -> Callable[[Detector], Detector]:
+    """Register the function that finds ``rule_id`` (one detector per rule)."""
+
+    def register(function: Detector) -> Detector:
+        if rule_id in _DETECTORS:
+            raise RuntimeError(f"two detectors for {rule_id}")
+        _DETECTORS[rule_id] = function
+        return function
+
+    return register
+
+
+def detectors() -> dict[str, Detector]:
+    import pipedoctor.detectors  # noqa: F401  (registers every detector)
+
+    return _DETECTORS
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which rules run, and with which parameter overrides (from the CLI and pyproject)."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def enabled(self, rule_id: str) -> bool:
+        if self.select and not any(rule_id.startswith(p) for p in self.select):
+            return False
+        return not any(rule_id.startswith(p) for p in self.ignore)
+
+
+def run_rules(
+    analysis: Analysis,
+    scope: str,
+    selection: Selection = Selection(),
+    measurements: dict[str, Any] | None = None,
+) -> Iterator[Finding]:
+    """Run every enabled rule whose scope includes ``scope`` and yield its findings, deduped."""
+    seen: set[tuple] = set()
+    registry = detectors()
+    for rule in load_catalog().values():
+        if scope not in rule.scope or not selection.enabled(rule.id) or rule.id not in registry:
+            continue
+        params = {**rule.params, **selection.params.get(rule.id, {})}
+        context = Context(analysis, scope, params, measurements or {})
+        for hit in registry[rule.id](context):
+            finding = make_finding(rule, hit)
+            key = (finding.rule, finding.path, finding.line, finding.column, finding.message)
+            if key not in seen:
+                seen.add(key)
+                yield finding
+
+
+def make_finding(rule: Rule, hit: Hit) -> Finding:
+    where = hit.location
+    return Finding(
+        rule=rule.id,
+        name=rule.name,
+        severity=hit.severity or rule.severity,
+        message=hit.message,
+        fix=hit.fix or rule.short_fix,
+        path=where.path if where else None,
+        line=where.line if where else None,
+        column=where.column if where else None,
+        end_line=where.end_line if where else None,
+        end_column=where.end_column if where else None,
+        gain=hit.gain,
+    )

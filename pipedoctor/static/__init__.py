@@ -1,0 +1,31 @@
+"""The static front end: source text → ``Analysis`` with the standard library's ``ast`` only.
+
+It never imports TensorFlow and never imports or executes the code it reads.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from pipedoctor.pipeline import Analysis
+from pipedoctor.static.interpreter import analyze_module
+from pipedoctor.static.names import TRACKED_ROOTS
+
+__all__ = ["analyze_module", "analyze_source", "worth_analysing"]
+
+TRIGGERS = ("Dataset", "dataset_from", "tensorflow_datasets", "Strategy")
+"""Every pipeline source and every strategy has one of these in its name."""
+
+
+def worth_analysing(text: str) -> bool:
+    """Cheap pre-check on the text: a module that names neither TensorFlow/Keras nor a dataset
+    or strategy API has nothing the rules look at, so only its syntax is checked."""
+    return any(t in text for t in TRIGGERS) and any(root in text for root in TRACKED_ROOTS)
+
+
+def analyze_source(text: str, path: str = "<string>") -> Analysis:
+    """Parse and analyse one module; raises ``SyntaxError`` when it does not parse."""
+    tree = ast.parse(text, filename=path)
+    if not worth_analysing(text):
+        return Analysis(path)
+    return analyze_module(tree, path, text)

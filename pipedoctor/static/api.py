@@ -1,0 +1,249 @@
+"""What the static front end knows about the TensorFlow and Keras APIs, by canonical name."""
+
+from __future__ import annotations
+
+DATASET = "tensorflow.data.Dataset"
+
+SOURCES: dict[str, str] = {
+    f"{DATASET}.from_tensor_slices": "from_tensor_slices",
+    f"{DATASET}.from_tensors": "from_tensors",
+    f"{DATASET}.range": "range",
+    f"{DATASET}.from_generator": "from_generator",
+    f"{DATASET}.list_files": "list_files",
+    f"{DATASET}.zip": "zip",
+    f"{DATASET}.sample_from_datasets": "sample_from_datasets",
+    f"{DATASET}.choose_from_datasets": "choose_from_datasets",
+    f"{DATASET}.counter": "counter",
+    f"{DATASET}.load": "load",
+    "tensorflow.data.TFRecordDataset": "TFRecordDataset",
+    "tensorflow.data.TextLineDataset": "TextLineDataset",
+    "tensorflow.data.FixedLengthRecordDataset": "FixedLengthRecordDataset",
+    "keras.utils.image_dataset_from_directory": "image_dataset_from_directory",
+    "keras.utils.text_dataset_from_directory": "text_dataset_from_directory",
+    "keras.utils.audio_dataset_from_directory": "audio_dataset_from_directory",
+    "keras.utils.timeseries_dataset_from_array": "timeseries_dataset_from_array",
+    "tensorflow_datasets.load": "tfds.load",
+}
+
+POSITIONAL: dict[str, tuple[str, ...]] = {
+    "map": ("map_func", "num_parallel_calls", "deterministic"),
+    "interleave": ("map_func", "cycle_length", "block_length", "num_parallel_calls"),
+    "flat_map": ("map_func",),
+    "filter": ("predicate",),
+    "batch": ("batch_size", "drop_remainder", "num_parallel_calls", "deterministic"),
+    "padded_batch": ("batch_size", "padded_shapes", "padding_values", "drop_remainder"),
+    "ragged_batch": ("batch_size", "drop_remainder"),
+    "shuffle": ("buffer_size", "seed", "reshuffle_each_iteration"),
+    "cache": ("filename",),
+    "prefetch": ("buffer_size",),
+    "shard": ("num_shards", "index"),
+    "repeat": ("count",),
+    "take": ("count",),
+    "skip": ("count",),
+    "with_options": ("options",),
+    "apply": ("transformation_func",),
+    "TFRecordDataset": ("filenames", "compression_type", "buffer_size", "num_parallel_reads"),
+    "TextLineDataset": ("filenames", "compression_type", "buffer_size", "num_parallel_reads"),
+    "FixedLengthRecordDataset": (
+        "filenames",
+        "record_bytes",
+        "header_bytes",
+        "footer_bytes",
+        "buffer_size",
+        "compression_type",
+        "num_parallel_reads",
+    ),
+    "list_files": ("file_pattern", "shuffle", "seed"),
+    "from_generator": ("generator", "output_types", "output_shapes", "args", "output_signature"),
+    "image_dataset_from_directory": ("directory",),
+    "text_dataset_from_directory": ("directory",),
+    "tfds.load": ("name",),
+    "parallel_interleave": ("map_func", "cycle_length", "block_length", "sloppy"),
+    "map_and_batch": ("map_func", "batch_size", "num_parallel_batches", "drop_remainder"),
+}
+
+TRANSFORMATIONS = frozenset(
+    {
+        "map",
+        "flat_map",
+        "interleave",
+        "filter",
+        "batch",
+        "padded_batch",
+        "ragged_batch",
+        "sparse_batch",
+        "unbatch",
+        "rebatch",
+        "shuffle",
+        "cache",
+        "prefetch",
+        "repeat",
+        "take",
+        "skip",
+        "shard",
+        "with_options",
+        "concatenate",
+        "zip",
+        "enumerate",
+        "window",
+        "scan",
+        "group_by_window",
+        "bucket_by_sequence_length",
+        "snapshot",
+        "take_while",
+        "unique",
+        "ignore_errors",
+        "assert_cardinality",
+        "rejection_resample",
+        "apply",
+        "map_with_legacy_function",
+        "filter_with_legacy_function",
+        "prefetch_to_device",
+        "shuffle_and_repeat",
+    }
+)
+"""``Dataset`` methods that return a new dataset (so the receiver is extended, not used)."""
+
+TRAINING_SINKS = frozenset(
+    {"fit", "evaluate", "predict", "fit_generator", "experimental_distribute_dataset"}
+)
+RECORD_READER_NAMES = frozenset({"TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset"})
+
+MULTI_REPLICA_STRATEGIES = frozenset(
+    {
+        "MirroredStrategy",
+        "MultiWorkerMirroredStrategy",
+        "TPUStrategy",
+        "CentralStorageStrategy",
+        "ParameterServerStrategy",
+    }
+)
+STRATEGIES = MULTI_REPLICA_STRATEGIES | {"OneDeviceStrategy"}
+
+PYTHON_CALLS = frozenset(
+    {"tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.py_func"}
+)
+
+_ELEMENTWISE_MATH = frozenset(
+    [
+        "abs",
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "truediv",
+        "floordiv",
+        "mod",
+        "pow",
+        "sqrt",
+        "rsqrt",
+        "square",
+        "exp",
+        "log",
+        "log1p",
+        "maximum",
+        "minimum",
+        "negative",
+        "sign",
+        "sigmoid",
+        "tanh",
+        "round",
+        "floor",
+        "ceil",
+        "reciprocal",
+        "divide_no_nan",
+        "multiply_no_nan",
+        "scalar_mul",
+        "clip_by_value",
+        "cast",
+    ]
+)
+
+
+def is_elementwise(name: str) -> bool:
+    """``tf.cast``, ``tf.math.sqrt``, ``tf.clip_by_value``: ops that work the same on a batch."""
+    for prefix in ("tensorflow.math.", "tensorflow."):
+        if name.startswith(prefix) and name[len(prefix) :] in _ELEMENTWISE_MATH:
+            return True
+    return name == "tensorflow.image.convert_image_dtype"
+
+
+def is_decode(name: str) -> bool:
+    """Decode, parse or resize: the deterministic expensive work that caching saves."""
+    short = name.rsplit(".", 1)[-1]
+    if name.startswith(("tensorflow.io.", "tensorflow.image.", "tensorflow.audio.")):
+        if short.startswith("decode_") or short.startswith("resize"):
+            return True
+    if name.startswith("tensorflow.io.parse_") and ("example" in short or short == "parse_tensor"):
+        return True
+    return name in {"tensorflow.io.decode_raw", "tensorflow.strings.unicode_decode"}
+
+
+def is_random(name: str) -> bool:
+    """Random ops, stateful or seeded per call (stateless ones are judged by their seed)."""
+    short = name.rsplit(".", 1)[-1]
+    return (
+        name.startswith("tensorflow.random.")
+        or name.startswith("tensorflow.image.random_")
+        or (
+            name.startswith("tensorflow.")
+            and short in {"random_uniform", "random_normal", "random_crop", "random_shuffle"}
+        )
+    )
+
+
+def is_stateless_random(name: str) -> bool:
+    return name.startswith(("tensorflow.image.stateless_random_", "tensorflow.random.stateless_"))
+
+
+def is_image_augmentation(name: str) -> bool:
+    return name.startswith(("tensorflow.image.random_", "tensorflow.image.stateless_random_"))
+
+
+_RANDOM_IMAGE_LAYERS = frozenset(
+    [
+        "RandomFlip",
+        "RandomRotation",
+        "RandomZoom",
+        "RandomCrop",
+        "RandomTranslation",
+        "RandomContrast",
+        "RandomBrightness",
+        "RandomHeight",
+        "RandomWidth",
+        "RandomGrayscale",
+        "RandomHue",
+        "RandomSaturation",
+        "RandomColorJitter",
+        "RandomShear",
+        "RandomPerspective",
+        "RandomErasing",
+        "RandomGaussianBlur",
+        "RandomSharpness",
+        "RandomInvert",
+        "RandomPosterization",
+        "RandomColorDegeneration",
+        "RandAugment",
+        "AugMix",
+        "CutMix",
+        "MixUp",
+        "RandomElasticTransform",
+    ]
+)
+
+
+def random_layer(name: str) -> tuple[bool, bool]:
+    """(is a Keras random layer, is an image augmentation layer) for a layer class name."""
+    if not name.startswith("keras.layers."):
+        return False, False
+    short = name.rsplit(".", 1)[-1]
+    if short in _RANDOM_IMAGE_LAYERS:
+        return True, True
+    return False, False
+
+
+KERAS_MODELS = frozenset(
+    {"keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model"}
+)
+BATCHNORM = frozenset({"keras.layers.BatchNormalization", "keras.layers.SyncBatchNormalization"})
+LOADED_MODELS = frozenset({"keras.models.load_model", "keras.saving.load_model"})

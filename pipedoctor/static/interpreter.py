@@ -1,0 +1,1032 @@
+"""Source → ``Pipeline``: an abstract interpreter over one module's AST, without running it.
+
+It follows only what it has seen created (a ``tf.data`` source, a strategy, a Keras layer), so
+objects that merely look alike (pandas, torch loaders, Hugging Face datasets, user classes with
+``.map``) stay opaque and draw no findings. Helper functions and methods are analysed at their
+call sites with the argument values seen there; functions nobody in the module calls are
+analysed on their own, their parameters unknown (or a dataset, when annotated as one).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+from pipedoctor.pipeline import (
+    AUTOTUNE,
+    UNKNOWN,
+    Analysis,
+    Files,
+    FunctionFacts,
+    Location,
+    Pipeline,
+    Stage,
+    TrainingSetup,
+)
+from pipedoctor.static import api
+from pipedoctor.static.names import canonical, dotted_name, import_table
+from pipedoctor.static.values import (
+    AUTOTUNE_VALUE,
+    OPAQUE,
+    REPLICAS,
+    Autotune,
+    ClassInfo,
+    Const,
+    Func,
+    Instance,
+    Method,
+    Obj,
+    Ref,
+    Seq,
+    Unknown,
+    Value,
+)
+
+MAX_DEPTH = 4
+"""How deep helper calls are followed; beyond it a call's result is unknown."""
+MAX_STEPS = 60_000
+"""Expressions evaluated per module before the rest is treated as unknown (keeps lint fast)."""
+SINK_STRENGTH = {"variable": 1, "return": 2, "fit": 3}
+INSPECTING_BUILTINS = frozenset(
+    {"print", "list", "next", "iter", "len", "enumerate", "tuple", "sorted", "repr", "str"}
+)
+CHIEF_WORDS = ("chief", "task_id", "task_type", "worker_index", "rank")
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+RELEVANT_WORD = re.compile(r"Dataset|dataset|Strategy|strategy|tfds|^ds$|^fit$")
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+class Frame:
+    """One scope's variables; lookups fall back to the enclosing scope, then the module."""
+
+    __slots__ = ("vars", "parent", "returns")
+
+    def __init__(self, parent: Frame | None = None) -> None:
+        self.vars: dict[str, Value] = {}
+        self.parent = parent
+        self.returns: list[Value] = []
+
+    def lookup(self, name: str) -> Value | None:
+        frame: Frame | None = self
+        while frame is not None:
+            if name in frame.vars:
+                return frame.vars[name]
+            frame = frame.parent
+        return None
+
+
+def _key(pipeline: Pipeline) -> tuple:
+    return tuple(
+        (s.op, s.location.line, s.location.column) if s.location else (s.op,)
+        for s in pipeline.stages
+    )
+
+
+class ModuleInterpreter:
+    """Walks one parsed module and collects its pipelines and training-setup facts."""
+
+    def __init__(self, tree: ast.Module, path: str, text: str | None = None) -> None:
+        self.tree = tree
+        self.path = path
+        self.text = text
+        self.track_chief = text is None or "MultiWorker" in text
+        self.memo: dict[tuple, Value] = {}
+        self.imports = import_table(tree)
+        self.module = Frame()
+        self.training = TrainingSetup()
+        self.created: list[Pipeline] = []
+        self.sinks: dict[tuple, str] = {}
+        self.steps = 0
+        self.stack: list[ast.AST] = []
+        self.executed: set[ast.AST] = set()
+        self.map_functions: set[ast.AST] = set()
+        self.scope_depth = 0
+        self.chief_depth = 0
+        self.inspecting = 0
+
+    # ----------------------------------------------------------------------------- driver
+
+    def run(self) -> Analysis:
+        self.hoist(self.tree.body, self.module)
+        if self.text is None or "update_state" in self.text:
+            self.scan_metrics()
+        self.exec_block(self.tree.body, self.module)
+        relevant = self.relevant_functions()
+        for function, owner in self.entry_functions():
+            if function in relevant and function not in self.executed | self.map_functions:
+                self.run_standalone(function, owner)
+        return Analysis(self.path, self.final_pipelines(), self.training)
+
+    def scan_metrics(self) -> None:
+        """Metric classes whose ``update_state`` mutates plain Python attributes (PD206)."""
+        for node in ast.walk(self.tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            methods = {s.name: s for s in node.body if isinstance(s, FunctionNode)}
+            if "update_state" not in methods or "result" not in methods:
+                continue
+            python_state = set()
+            for stmt in ast.walk(methods.get("__init__", node)):
+                if isinstance(stmt, ast.Assign) and isinstance(
+                    stmt.value, (ast.Constant, ast.List, ast.Dict, ast.Tuple)
+                ):
+                    python_state |= {
+                        t.attr
+                        for t in stmt.targets
+                        if isinstance(t, ast.Attribute)
+                        and isinstance(t.value, ast.Name)
+                        and t.value.id == "self"
+                    }
+            for stmt in ast.walk(methods["update_state"]):
+                target = getattr(stmt, "target", None) if isinstance(stmt, ast.AugAssign) else None
+                if target is None and isinstance(stmt, ast.Assign):
+                    target = stmt.targets[0]
+                if isinstance(target, ast.Attribute) and target.attr in python_state:
+                    self.training.add(
+                        "metric_state", self.location(stmt), name=node.name, attribute=target.attr
+                    )
+                    break
+
+    def entry_functions(self) -> Iterator[tuple[FunctionNode, ClassInfo | None]]:
+        """Module functions and methods in source order, those nobody references first."""
+        referenced = self.referenced_names()
+        ordered: list[tuple[FunctionNode, ClassInfo | None]] = []
+        for value in list(self.module.vars.values()):
+            if isinstance(value, Func) and isinstance(value.node, FunctionNode):
+                ordered.append((value.node, None))
+            elif isinstance(value, ClassInfo):
+                init = value.methods.get("__init__")
+                if init is not None:
+                    ordered.append((init, value))
+                ordered.extend((m, value) for n, m in value.methods.items() if n != "__init__")
+        ordered.sort(
+            key=lambda pair: (
+                pair[0].name != "__init__",
+                pair[0].name in referenced,
+                pair[0].lineno,
+            )
+        )
+        yield from ordered
+
+    def relevant_functions(self) -> set[FunctionNode]:
+        """Functions whose analysis can find something: those that name a dataset or strategy
+        API, and those that call such functions. The rest are skipped (they are still analysed
+        when a relevant function calls them)."""
+        words: dict[FunctionNode, set[str]] = {}
+        siblings: dict[FunctionNode, list[FunctionNode]] = {}
+        lines = (self.text or "").splitlines()
+        seeds = {
+            name
+            for name, value in self.module.vars.items()
+            if isinstance(value, Pipeline) or isinstance(value, Obj) and value.kind == "strategy"
+        }
+        for value in self.module.vars.values():
+            nodes: list[FunctionNode] = []
+            if isinstance(value, Func) and isinstance(value.node, FunctionNode):
+                nodes = [value.node]
+            elif isinstance(value, ClassInfo):
+                nodes = list(value.methods.values())
+            for node in nodes:
+                siblings[node] = nodes  # methods share ``self``: one relevant, all relevant
+                body = "\n".join(lines[node.lineno - 1 : node.end_lineno])
+                words[node] = set(IDENTIFIER.findall(body)) if lines else {"Dataset"}
+        relevant: set[FunctionNode] = {
+            n for n, w in words.items() if w & seeds or any(RELEVANT_WORD.search(x) for x in w)
+        }
+        grew = True
+        while grew:
+            names = {n.name for n in relevant}
+            extra = {n for n, w in words.items() if n not in relevant and w & names}
+            extra |= {s for n in relevant for s in siblings[n] if s not in relevant}
+            relevant |= extra
+            grew = bool(extra)
+        return set(relevant)
+
+    def referenced_names(self) -> set[str]:
+        """Names used more often than they are defined: functions somebody else calls."""
+        if self.text is None:
+            self.text = ast.unparse(self.tree)
+        counts = Counter(IDENTIFIER.findall(self.text))
+        return {name for name, n in counts.items() if n > 1}
+
+    def run_standalone(self, function: FunctionNode, owner: ClassInfo | None) -> None:
+        bound: tuple[Value, ...] = (Instance(owner),) if owner is not None else ()
+        self.call(Func(function, self.module, bound=bound, owner=owner), [], {})
+
+    def final_pipelines(self) -> list[Pipeline]:
+        """Created pipelines that nothing extends, each with its strongest sink."""
+        extended: set[tuple] = set()
+
+        def mark(pipeline: Pipeline, whole: bool) -> None:
+            key = _key(pipeline)
+            for end in range(1, len(key) + (1 if whole else 0)):
+                extended.add(key[:end])
+            for stage in pipeline.stages:
+                for upstream in stage.inputs:
+                    mark(upstream, True)
+
+        for pipeline in self.created:
+            mark(pipeline, False)
+        leaves: list[Pipeline] = []
+        seen: set[tuple] = set()
+        for pipeline in self.created:
+            key = _key(pipeline)
+            if key in extended:
+                continue
+            identity = (
+                key,
+                tuple(repr(sorted(s.params.items(), key=str)) for s in pipeline.stages),
+            )
+            if identity in seen:
+                continue
+            seen.add(identity)
+            leaves.append(pipeline.with_sink(self.sinks[key]) if key in self.sinks else pipeline)
+        return leaves
+
+    # ----------------------------------------------------------------------------- helpers
+
+    def location(self, node: ast.AST) -> Location:
+        line, col = node.lineno, node.col_offset  # type: ignore[attr-defined]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            func = node.func
+            if func.end_lineno is not None and func.end_col_offset is not None:
+                line, col = func.end_lineno, func.end_col_offset - len(func.attr)
+        end_col = getattr(node, "end_col_offset", None)
+        return Location(
+            self.path,
+            line,
+            col + 1,
+            getattr(node, "end_lineno", None),
+            end_col + 1 if end_col is not None else None,
+        )
+
+    def sink(self, value: Value, kind: str) -> None:
+        if isinstance(value, Pipeline):
+            key = _key(value)
+            if SINK_STRENGTH[kind] > SINK_STRENGTH.get(self.sinks.get(key, ""), 0):
+                self.sinks[key] = kind
+        elif isinstance(value, Seq):
+            for item in value.items:
+                self.sink(item, kind)
+
+    def new_pipeline(self, pipeline: Pipeline) -> Pipeline:
+        if not self.inspecting:
+            self.created.append(pipeline)
+        return pipeline
+
+    def fact(self, kind: str, node: ast.AST, **data: Any) -> None:
+        self.training.add(kind, self.location(node), in_scope=self.scope_depth > 0, **data)
+
+    # ----------------------------------------------------------------------------- statements
+
+    def hoist(self, body: Sequence[ast.stmt], frame: Frame) -> None:
+        """Bind the functions and classes a block defines, so earlier code can call them."""
+        for stmt in body:
+            if isinstance(stmt, FunctionNode):
+                frame.vars[stmt.name] = Func(stmt, frame)
+            elif isinstance(stmt, ast.ClassDef):
+                frame.vars[stmt.name] = self.class_info(stmt, frame)
+
+    def class_info(self, node: ast.ClassDef, frame: Frame) -> ClassInfo:
+        bases = []
+        for base in node.bases:
+            value = self.eval(base, frame)
+            if isinstance(value, Ref):
+                bases.append(value.name)
+            elif isinstance(value, ClassInfo):
+                bases.extend(value.bases)
+        methods = {s.name: s for s in node.body if isinstance(s, FunctionNode)}
+        return ClassInfo(node, tuple(bases), methods)
+
+    def exec_block(self, body: Iterable[ast.stmt], frame: Frame) -> None:
+        for stmt in body:
+            if self.steps > MAX_STEPS:
+                return
+            self.exec_stmt(stmt, frame)
+
+    def exec_stmt(self, stmt: ast.stmt, frame: Frame) -> None:
+        if isinstance(stmt, ast.Assign):
+            value = self.eval(stmt.value, frame)
+            for target in stmt.targets:
+                self.bind(target, value, frame)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self.bind(stmt.target, self.eval(stmt.value, frame), frame)
+        elif isinstance(stmt, ast.AugAssign):
+            current = self.eval(stmt.target, frame) if isinstance(stmt.target, ast.Name) else OPAQUE
+            self.bind(
+                stmt.target, self.binop(stmt.op, current, self.eval(stmt.value, frame)), frame
+            )
+        elif isinstance(stmt, ast.Expr):
+            self.eval(stmt.value, frame)
+        elif isinstance(stmt, ast.Return):
+            value = self.eval(stmt.value, frame) if stmt.value is not None else Const(None)
+            self.sink(value, "return")
+            frame.returns.append(value)
+        elif isinstance(stmt, ast.If):
+            self.eval(stmt.test, frame)
+            guarded = self.track_chief and self.mentions_chief(stmt.test)
+            self.chief_depth += guarded
+            self.exec_block(stmt.body, frame)
+            self.chief_depth -= guarded
+            self.exec_block(stmt.orelse, frame)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            self.inspecting += 1
+            self.eval(stmt.iter, frame)
+            self.inspecting -= 1
+            self.bind(stmt.target, OPAQUE, frame)
+            self.exec_block(stmt.body, frame)
+            self.exec_block(stmt.orelse, frame)
+        elif isinstance(stmt, ast.While):
+            self.eval(stmt.test, frame)
+            self.exec_block(stmt.body, frame)
+            self.exec_block(stmt.orelse, frame)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            scopes = 0
+            for item in stmt.items:
+                value = self.eval(item.context_expr, frame)
+                if isinstance(value, Obj) and value.kind == "scope":
+                    scopes += 1
+                if item.optional_vars is not None:
+                    self.bind(item.optional_vars, OPAQUE, frame)
+            self.scope_depth += scopes
+            self.exec_block(stmt.body, frame)
+            self.scope_depth -= scopes
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            self.exec_block(stmt.body, frame)  # type: ignore[attr-defined]
+            for handler in stmt.handlers:  # type: ignore[attr-defined]
+                self.exec_block(handler.body, frame)
+            self.exec_block(stmt.orelse, frame)  # type: ignore[attr-defined]
+            self.exec_block(stmt.finalbody, frame)  # type: ignore[attr-defined]
+        elif isinstance(stmt, FunctionNode):
+            if frame is not self.module:
+                frame.vars[stmt.name] = Func(stmt, frame)
+        elif isinstance(stmt, ast.ClassDef):
+            if frame is not self.module:
+                frame.vars[stmt.name] = self.class_info(stmt, frame)
+        elif isinstance(stmt, ast.Match):
+            self.eval(stmt.subject, frame)
+            for case in stmt.cases:
+                self.exec_block(case.body, frame)
+
+    @staticmethod
+    def mentions_chief(test: ast.expr) -> bool:
+        for node in ast.walk(test):
+            word = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
+            if isinstance(word, str) and any(w in word.lower() for w in CHIEF_WORDS):
+                return True
+        return False
+
+    def bind(self, target: ast.expr, value: Value, frame: Frame) -> None:
+        if isinstance(target, ast.Name):
+            frame.vars[target.id] = value
+            self.sink(value, "variable")
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = value.items if isinstance(value, Seq) else ()
+            for i, element in enumerate(target.elts):
+                if isinstance(element, ast.Starred):
+                    self.bind(element.value, OPAQUE, frame)
+                else:
+                    self.bind(
+                        element, items[i] if len(items) == len(target.elts) else OPAQUE, frame
+                    )
+        elif isinstance(target, ast.Attribute):
+            base = self.eval(target.value, frame)
+            if isinstance(base, Instance):
+                base.cls.attrs[target.attr] = value
+                self.sink(value, "variable")
+            elif target.attr == "auto_shard_policy" and isinstance(value, Ref):
+                self.fact("autoshard", target, policy=value.name.rsplit(".", 1)[-1])
+            elif (
+                target.attr == "trainable"
+                and isinstance(base, Obj)
+                and base.get("fact") is not None
+            ):
+                if value == Const(False):
+                    self.training.facts[base.get("fact")].data["frozen"] = True
+
+    # ----------------------------------------------------------------------------- expressions
+
+    def eval(self, node: ast.expr | None, frame: Frame) -> Value:
+        if node is None:
+            return OPAQUE
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            return OPAQUE
+        if isinstance(node, ast.Constant):
+            return Const(node.value)
+        if isinstance(node, ast.Name):
+            return self.lookup(node.id, frame)
+        if isinstance(node, ast.Attribute):
+            return self.attribute(self.eval(node.value, frame), node.attr)
+        if isinstance(node, ast.Call):
+            return self.eval_call(node, frame)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return Seq(tuple(self.eval(e, frame) for e in node.elts))
+        if isinstance(node, ast.Lambda):
+            return Func(node, frame)
+        if isinstance(node, ast.BinOp):
+            return self.binop(node.op, self.eval(node.left, frame), self.eval(node.right, frame))
+        if isinstance(node, ast.UnaryOp):
+            operand = self.eval(node.operand, frame)
+            if isinstance(operand, Const) and isinstance(node.op, ast.USub):
+                if isinstance(operand.value, (int, float)):
+                    return Const(-operand.value)
+            return OPAQUE
+        if isinstance(node, ast.Subscript):
+            base = self.eval(node.value, frame)
+            index = self.eval(node.slice, frame)
+            if isinstance(base, Seq) and isinstance(index, Const) and isinstance(index.value, int):
+                if -len(base.items) <= index.value < len(base.items):
+                    return base.items[index.value]
+            return OPAQUE
+        if isinstance(node, ast.NamedExpr):
+            value = self.eval(node.value, frame)
+            self.bind(node.target, value, frame)
+            return value
+        if isinstance(node, ast.IfExp):
+            self.eval(node.test, frame)
+            body, orelse = self.eval(node.body, frame), self.eval(node.orelse, frame)
+            return body if body == orelse else OPAQUE
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.eval(child, frame)
+        return OPAQUE
+
+    def lookup(self, name: str, frame: Frame) -> Value:
+        value = frame.lookup(name)
+        if value is not None:
+            return value
+        if name in self.imports:
+            return self.ref(self.imports[name])
+        return OPAQUE
+
+    @staticmethod
+    def ref(name: str) -> Value:
+        return AUTOTUNE_VALUE if name == "tensorflow.data.AUTOTUNE" else Ref(name)
+
+    def attribute(self, base: Value, attr: str) -> Value:
+        if isinstance(base, Ref):
+            return self.ref(canonical(f"{base.name}.{attr}"))
+        if isinstance(base, Obj) and base.kind == "strategy" and attr == "num_replicas_in_sync":
+            return REPLICAS
+        if isinstance(base, Instance):
+            if attr in base.cls.attrs:
+                return base.cls.attrs[attr]
+            if attr in base.cls.methods:
+                return Func(base.cls.methods[attr], self.module, (base,), owner=base.cls)
+            return OPAQUE
+        if isinstance(base, ClassInfo) and attr in base.methods:
+            return Func(base.methods[attr], self.module, owner=base)
+        if isinstance(base, (Unknown, Const)) and not isinstance(base, Const):
+            return Method(base, attr)
+        return Method(base, attr)
+
+    @staticmethod
+    def binop(op: ast.operator, left: Value, right: Value) -> Value:
+        if isinstance(left, Const) and isinstance(right, Const):
+            a, b = left.value, right.value
+            try:
+                if isinstance(op, ast.Add):
+                    return Const(a + b)
+                if isinstance(op, ast.Sub):
+                    return Const(a - b)
+                if isinstance(op, ast.Mult) and not isinstance(a, str) and not isinstance(b, str):
+                    return Const(a * b)
+                if isinstance(op, ast.Div):
+                    return Const(a / b)
+                if isinstance(op, ast.FloorDiv):
+                    return Const(a // b)
+            except (TypeError, ZeroDivisionError, OverflowError):
+                return OPAQUE
+            return OPAQUE
+        for this, other in ((left, right), (right, left)):
+            if isinstance(this, Unknown) and this.replicas:
+                factor = None
+                if (
+                    isinstance(op, ast.Mult)
+                    and isinstance(other, Const)
+                    and isinstance(other.value, int)
+                ):
+                    factor = other.value
+                return Unknown(replicas=True, per_replica=factor)
+        return OPAQUE
+
+    # ----------------------------------------------------------------------------- calls
+
+    def eval_call(self, node: ast.Call, frame: Frame) -> Value:
+        callee = self.eval(node.func, frame)
+        name = dotted_name(node.func)
+        inspecting = name in INSPECTING_BUILTINS and frame.lookup(name) is None
+        self.inspecting += inspecting
+        args = [OPAQUE if isinstance(a, ast.Starred) else self.eval(a, frame) for a in node.args]
+        kwargs = {kw.arg: self.eval(kw.value, frame) for kw in node.keywords if kw.arg}
+        self.inspecting -= inspecting
+        if name in ("partial", "functools.partial") and args and isinstance(args[0], Func):
+            base = args[0]
+            return replace(
+                base,
+                bound=base.bound + tuple(args[1:]),
+                bound_kwargs=base.bound_kwargs + tuple(kwargs.items()),
+            )
+        if isinstance(callee, Method):
+            return self.call_method(node, callee.receiver, callee.name, args, kwargs)
+        if isinstance(callee, Ref):
+            return self.call_api(node, callee.name, args, kwargs)
+        if isinstance(callee, Func):
+            return self.call(callee, args, kwargs)
+        if isinstance(callee, ClassInfo):
+            return self.instantiate(node, callee, args, kwargs)
+        return OPAQUE
+
+    def call(self, func: Func, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """Analyse a module-defined function's body with these arguments (a call site)."""
+        node = func.node
+        if len(self.stack) >= MAX_DEPTH or node in self.stack or self.steps > MAX_STEPS:
+            return OPAQUE
+        memo_key = self.memo_key(func, args, kwargs)
+        if memo_key is not None and memo_key in self.memo:
+            return self.memo[memo_key]
+        result = self.run_call(func, args, kwargs)
+        if memo_key is not None:
+            self.memo[memo_key] = result
+        return result
+
+    def memo_key(self, func: Func, args: list[Value], kwargs: dict[str, Value]) -> tuple | None:
+        """Calls with only plain arguments give the same result every time: analyse them once
+        per context (inside a strategy scope or not, under a chief check or not)."""
+        values = [*func.bound, *args, *(v for _, v in func.bound_kwargs), *kwargs.values()]
+        if not all(isinstance(v, (Const, Unknown, Autotune, Ref)) for v in values):
+            return None
+        return (
+            func.node,
+            self.scope_depth > 0,
+            self.chief_depth > 0,
+            repr(values),
+            tuple(kwargs),
+            tuple(k for k, _ in func.bound_kwargs),
+        )
+
+    def run_call(self, func: Func, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        node = func.node
+        self.executed.add(node)
+        frame = Frame(func.closure)
+        self.bind_parameters(
+            node, frame, list(func.bound) + args, {**dict(func.bound_kwargs), **kwargs}
+        )
+        self.stack.append(node)
+        try:
+            if isinstance(node, ast.Lambda):
+                return self.eval(node.body, frame)
+            self.hoist(node.body, frame)
+            self.exec_block(node.body, frame)
+        finally:
+            self.stack.pop()
+        pipelines = [v for v in frame.returns if isinstance(v, Pipeline)]
+        if pipelines:
+            return pipelines[-1]
+        distinct = {repr(v) for v in frame.returns}
+        return frame.returns[-1] if len(distinct) == 1 else OPAQUE
+
+    def bind_parameters(
+        self,
+        node: FunctionNode | ast.Lambda,
+        frame: Frame,
+        args: list[Value],
+        kwargs: dict[str, Value],
+    ) -> None:
+        spec = node.args
+        positional = spec.posonlyargs + spec.args
+        defaults = [None] * (len(positional) - len(spec.defaults)) + list(spec.defaults)
+        for i, (param, default) in enumerate(zip(positional, defaults, strict=False)):
+            if i < len(args):
+                value = args[i]
+            elif param.arg in kwargs:
+                value = kwargs[param.arg]
+            elif default is not None:
+                value = self.eval(default, frame.parent or self.module)
+            else:
+                value = OPAQUE
+            frame.vars[param.arg] = self.annotated(param, value)
+        for param, default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
+            if param.arg in kwargs:
+                value = kwargs[param.arg]
+            elif default is not None:
+                value = self.eval(default, frame.parent or self.module)
+            else:
+                value = OPAQUE
+            frame.vars[param.arg] = self.annotated(param, value)
+        for extra in (spec.vararg, spec.kwarg):
+            if extra is not None:
+                frame.vars[extra.arg] = OPAQUE
+
+    def annotated(self, param: ast.arg, value: Value) -> Value:
+        """A parameter annotated ``tf.data.Dataset`` is a dataset even when its origin is unseen."""
+        if not isinstance(value, Unknown) or param.annotation is None:
+            return value
+        hint = self.eval(param.annotation, self.module)
+        if isinstance(hint, Ref) and hint.name in (api.DATASET, "tensorflow.data.DatasetV2"):
+            stage = Stage("external", location=self.location(param))
+            return Pipeline((stage,))
+        return value
+
+    def instantiate(
+        self, node: ast.Call, cls: ClassInfo, args: list[Value], kwargs: dict[str, Value]
+    ) -> Value:
+        instance = Instance(cls)
+        if self.is_model(instance):
+            self.fact("model", node, name=cls.node.name)
+        init = cls.methods.get("__init__")
+        if init is not None:
+            self.call(Func(init, self.module, (instance,), owner=cls), args, kwargs)
+        return instance
+
+    def call_method(
+        self,
+        node: ast.Call,
+        receiver: Value,
+        name: str,
+        args: list[Value],
+        kwargs: dict[str, Value],
+    ) -> Value:
+        if isinstance(receiver, Pipeline):
+            if name in api.TRANSFORMATIONS:
+                return self.transform(node, receiver, name, args, kwargs)
+            return OPAQUE
+        if name in api.TRAINING_SINKS:
+            for value in args[:1] + [
+                kwargs.get("x", OPAQUE),
+                kwargs.get("validation_data", OPAQUE),
+            ]:
+                self.sink(value, "fit")
+            if name == "fit" and "batch_size" in kwargs:
+                self.batch_fact(node, kwargs["batch_size"], "fit")
+            return OPAQUE
+        if isinstance(receiver, Obj) and receiver.kind == "strategy":
+            if name == "scope":
+                return Obj("scope", receiver.name)
+            if name == "distribute_datasets_from_function" and args and isinstance(args[0], Func):
+                self.sink(self.call(args[0], [OPAQUE], {}), "fit")
+            return OPAQUE
+        if name == "compile" and self.is_model(receiver):
+            self.fact("compile", node)
+            optimizer = kwargs.get("optimizer", args[0] if args else OPAQUE)
+            if isinstance(optimizer, Const) and isinstance(optimizer.value, str):
+                self.fact("optimizer", node, name=optimizer.value, lr="default", from_compile=True)
+            return OPAQUE
+        if name in ("save", "save_weights") and self.is_model(receiver):
+            path = kwargs.get("filepath", args[0] if args else OPAQUE)
+            self.write_fact(node, name, path)
+        return OPAQUE
+
+    @staticmethod
+    def is_model(value: Value) -> bool:
+        if isinstance(value, Obj):
+            return value.kind == "model"
+        return isinstance(value, Instance) and any(
+            b in api.KERAS_MODELS or b.endswith(".Model") for b in value.cls.bases
+        )
+
+    def write_fact(self, node: ast.Call, kind: str, path: Value) -> None:
+        fixed = isinstance(path, Const) and isinstance(path.value, str)
+        self.fact("write", node, call=kind, fixed=fixed, chief_guarded=self.chief_depth > 0)
+
+    def batch_fact(self, node: ast.Call, size: Value, where: str) -> None:
+        value = size.value if isinstance(size, Const) and isinstance(size.value, int) else None
+        replicas = isinstance(size, Unknown) and size.replicas
+        per_replica = size.per_replica if isinstance(size, Unknown) else None
+        self.fact(
+            "batch", node, value=value, replicas=replicas, per_replica=per_replica, where=where
+        )
+
+    # ----------------------------------------------------------------------------- tf.data
+
+    def transform(
+        self,
+        node: ast.Call,
+        pipeline: Pipeline,
+        op: str,
+        args: list[Value],
+        kwargs: dict[str, Value],
+    ) -> Value:
+        if op == "apply" and args:
+            func = args[0]
+            if isinstance(func, Func):
+                result = self.call(func, [pipeline], {})
+                return result if isinstance(result, Pipeline) else OPAQUE
+            if isinstance(func, Obj) and func.kind == "transform":
+                params = dict(func.data)
+                fn = self.function_facts(params.pop("map_func", None))
+                stage = Stage(func.name, params, fn, location=self.location(node))
+                return self.new_pipeline(pipeline.then(stage))
+            return OPAQUE
+        params = self.params(op, args, kwargs)
+        inputs: tuple[Pipeline, ...] = ()
+        fn = None
+        if op in ("map", "interleave", "flat_map", "filter", "map_with_legacy_function"):
+            fn = self.function_facts(params.pop("map_func", params.pop("predicate", None)))
+        if op in ("concatenate", "zip"):
+            inputs = tuple(self.dataset_inputs(args))
+        if op == "batch" or op == "padded_batch":
+            self.batch_fact(node, self.raw_arg(op, "batch_size", args, kwargs), "batch")
+        stage = Stage(op, self.to_params(params), fn, inputs, self.location(node))
+        return self.new_pipeline(pipeline.then(stage))
+
+    def raw_arg(self, op: str, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        names = api.POSITIONAL.get(op, ())
+        if name in kwargs:
+            return kwargs[name]
+        if name in names and names.index(name) < len(args):
+            return args[names.index(name)]
+        return OPAQUE
+
+    @staticmethod
+    def params(op: str, args: list[Value], kwargs: dict[str, Value]) -> dict[str, Value]:
+        names = api.POSITIONAL.get(op, ())
+        params: dict[str, Value] = {}
+        for i, value in enumerate(args):
+            params[names[i] if i < len(names) else f"arg{i}"] = value
+        params.update(kwargs)
+        return params
+
+    def to_params(self, params: dict[str, Value]) -> dict[str, Any]:
+        return {name: self.to_param(name, value) for name, value in params.items()}
+
+    def to_param(self, name: str, value: Value) -> Any:
+        if name in ("filenames", "file_pattern"):
+            return self.files(value)
+        if isinstance(value, Autotune):
+            return AUTOTUNE
+        if isinstance(value, Const) and isinstance(
+            value.value, (int, float, str, bool, type(None))
+        ):
+            return value.value
+        if isinstance(value, Ref):
+            return value.name
+        return UNKNOWN
+
+    @staticmethod
+    def files(value: Value) -> Files:
+        if isinstance(value, Const) and isinstance(value.value, str):
+            return Files(1, literal=True)
+        if isinstance(value, Seq):
+            literal = all(isinstance(i, Const) and isinstance(i.value, str) for i in value.items)
+            return Files(len(value.items), literal=literal)
+        return Files(None)
+
+    def dataset_inputs(self, args: list[Value]) -> Iterator[Pipeline]:
+        for value in args:
+            if isinstance(value, Pipeline):
+                yield value
+            elif isinstance(value, Seq):
+                yield from self.dataset_inputs(list(value.items))
+
+    def source(self, node: ast.Call, op: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        params = self.params(op, args, kwargs)
+        fn = None
+        if op == "from_generator":
+            fn = FunctionFacts(known=True, python=True)
+        inputs: tuple[Pipeline, ...] = ()
+        if op in ("zip", "sample_from_datasets", "choose_from_datasets"):
+            inputs = tuple(self.dataset_inputs(args + list(kwargs.values())))
+        stage = Stage(op, self.to_params(params), fn, inputs, self.location(node))
+        pipeline = self.new_pipeline(Pipeline((stage,)))
+        if op == "tfds.load":
+            split = kwargs.get("split")
+            if isinstance(split, Seq):
+                pipeline_items = tuple(pipeline for _ in split.items)
+                first: Value = Seq(pipeline_items)
+            else:
+                first = pipeline
+            with_info = kwargs.get("with_info")
+            if isinstance(with_info, Const) and with_info.value:
+                return Seq((first, OPAQUE))
+            return first
+        return pipeline
+
+    # ----------------------------------------------------------------------------- API calls
+
+    def call_api(
+        self, node: ast.Call, name: str, args: list[Value], kwargs: dict[str, Value]
+    ) -> Value:
+        if name in api.SOURCES:
+            return self.source(node, api.SOURCES[name], args, kwargs)
+        short = name.rsplit(".", 1)[-1]
+        if name.startswith("tensorflow.distribute.") and short in api.STRATEGIES:
+            self.fact("strategy", node, name=short, multi=short in api.MULTI_REPLICA_STRATEGIES)
+            return Obj("strategy", short)
+        if name == "tensorflow.data.Options":
+            return Obj("options", short)
+        if name.startswith("tensorflow.data.experimental.") and short[:1].islower():
+            params = self.params(short, args, kwargs)
+            return Obj("transform", short, tuple(params.items()))
+        if name.startswith("keras.optimizers.schedules."):
+            warmup = "warmup" in short.lower() or "warmup_steps" in kwargs
+            return Obj("schedule", short, (("warmup", warmup),))
+        if name.startswith("keras.optimizers.") and short[:1].isupper():
+            self.optimizer_fact(node, short, kwargs.get("learning_rate", args[0] if args else None))
+            return Obj("optimizer", short)
+        if name == "keras.callbacks.ModelCheckpoint":
+            self.write_fact(
+                node, "ModelCheckpoint", kwargs.get("filepath", args[0] if args else OPAQUE)
+            )
+            return Obj("callback", short)
+        if name in api.LOADED_MODELS:
+            return Obj("model", short)
+        if name in api.KERAS_MODELS or name.startswith("keras.applications."):
+            self.fact("model", node, name=short)
+            random = any(self.is_random_layer(v) for v in self.flatten(args))
+            return Obj("model", short, (("random", random),))
+        if name.startswith("keras.layers."):
+            return self.layer(node, name, kwargs)
+        return OPAQUE
+
+    def optimizer_fact(self, node: ast.Call, name: str, lr: Value | None) -> None:
+        if lr is None:
+            kind, warmup = "default", False
+        elif isinstance(lr, Obj) and lr.kind == "schedule":
+            kind, warmup = "schedule", bool(lr.get("warmup"))
+        elif isinstance(lr, Unknown) and lr.replicas:
+            kind, warmup = "scaled", False
+        elif isinstance(lr, Const):
+            kind, warmup = "constant", False
+        else:
+            kind, warmup = "unknown", False
+        value = lr.value if isinstance(lr, Const) else None
+        self.fact("optimizer", node, name=name, lr=kind, value=value, warmup=warmup)
+
+    def layer(self, node: ast.Call, name: str, kwargs: dict[str, Value]) -> Value:
+        random, augments = api.random_layer(name)
+        data: list[tuple[str, Any]] = [("random", random), ("augments", augments)]
+        if name in api.BATCHNORM:
+            frozen = kwargs.get("trainable") == Const(False)
+            synchronized = name.endswith("SyncBatchNormalization") or kwargs.get(
+                "synchronized"
+            ) == Const(True)
+            self.fact("batchnorm", node, frozen=frozen, synchronized=synchronized)
+            data.append(("fact", len(self.training.facts) - 1))
+        return Obj("layer", name.rsplit(".", 1)[-1], tuple(data))
+
+    def flatten(self, values: Iterable[Value]) -> Iterator[Value]:
+        for value in values:
+            if isinstance(value, Seq):
+                yield from self.flatten(value.items)
+            else:
+                yield value
+
+    @staticmethod
+    def is_random_layer(value: Value) -> bool:
+        return (
+            isinstance(value, Obj)
+            and value.kind in ("layer", "model")
+            and bool(value.get("random"))
+        )
+
+    # ----------------------------------------------------------------------------- functions
+
+    def function_facts(self, value: Value | None) -> FunctionFacts:
+        """What a function handed to ``map``/``interleave``/``filter`` does, from its body."""
+        if isinstance(value, Func):
+            self.map_functions.add(value.node)
+            return FunctionInspector(self, value).facts()
+        if isinstance(value, Ref):
+            name = value.name
+            reader = api.SOURCES.get(name)
+            return FunctionFacts(
+                reader=reader if reader in api.RECORD_READER_NAMES else None,
+                decodes=api.is_decode(name),
+                random=api.is_random(name),
+                augments_images=api.is_image_augmentation(name),
+                python=name in api.PYTHON_CALLS,
+                elementwise=api.is_elementwise(name),
+                calls=frozenset({name}),
+            )
+        if isinstance(value, Obj) and value.kind in ("layer", "model"):
+            random = bool(value.get("random"))
+            return FunctionFacts(random=random, augments_images=random)
+        return FunctionFacts(known=False)
+
+
+class FunctionInspector:
+    """Reads a mapped function's body (and the module helpers it calls) for the facts rules use."""
+
+    MAX_NESTING = 3
+
+    def __init__(self, interpreter: ModuleInterpreter, func: Func, depth: int = 0) -> None:
+        self.interpreter = interpreter
+        self.func = func
+        self.depth = depth
+
+    def facts(self) -> FunctionFacts:
+        node = self.func.node
+        frame = Frame(self.func.closure)
+        for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
+            frame.vars[arg.arg] = OPAQUE
+        if self.func.bound and isinstance(node, FunctionNode):
+            positional = node.args.posonlyargs + node.args.args
+            for arg, value in zip(positional, self.func.bound, strict=False):
+                frame.vars[arg.arg] = value
+        body: list[ast.AST] = [node.body] if isinstance(node, ast.Lambda) else list(node.body)
+        calls: set[str] = set()
+        merged = FunctionFacts(elementwise=self.elementwise(node))
+        decodes = random = augments = python = False
+        reader = None
+        for stmt in body:
+            for sub in ast.walk(stmt):
+                if not isinstance(sub, ast.Call):
+                    continue
+                callee = self.interpreter.eval(sub.func, frame)
+                if isinstance(callee, Ref):
+                    name = callee.name
+                    calls.add(name)
+                    decodes |= api.is_decode(name)
+                    python |= name in api.PYTHON_CALLS
+                    if api.is_stateless_random(name):
+                        changing = not self.constant_seed(sub)
+                        random |= changing
+                        augments |= changing and api.is_image_augmentation(name)
+                    else:
+                        random |= api.is_random(name)
+                        augments |= api.is_image_augmentation(name)
+                    if api.SOURCES.get(name) in api.RECORD_READER_NAMES:
+                        reader = api.SOURCES[name]
+                elif isinstance(callee, Obj) and callee.kind in ("layer", "model"):
+                    if callee.get("random"):
+                        random = True
+                        augments |= bool(callee.get("augments", True))
+                elif isinstance(callee, Func) and self.depth < self.MAX_NESTING:
+                    if callee.node is not node:
+                        inner = FunctionInspector(self.interpreter, callee, self.depth + 1).facts()
+                        calls |= inner.calls
+                        decodes |= inner.decodes
+                        random |= inner.random
+                        augments |= inner.augments_images
+                        python |= inner.python
+                        reader = reader or inner.reader
+        return replace(
+            merged,
+            decodes=decodes,
+            random=random,
+            augments_images=augments,
+            python=python,
+            reader=reader,
+            calls=frozenset(calls),
+        )
+
+    def constant_seed(self, call: ast.Call) -> bool:
+        seed = next((kw.value for kw in call.keywords if kw.arg == "seed"), None)
+        if seed is None and len(call.args) >= 2:
+            seed = call.args[-1]
+        if seed is None:
+            return False
+        value = self.interpreter.eval(seed, Frame(self.func.closure))
+        if isinstance(value, Seq):
+            return all(isinstance(i, Const) for i in value.items)
+        return isinstance(value, Const)
+
+    def elementwise(self, node: FunctionNode | ast.Lambda) -> bool:
+        """True when the body is only arithmetic, casts and element-wise math on its inputs."""
+        statements: list[ast.AST]
+        if isinstance(node, ast.Lambda):
+            statements = [node.body]
+        else:
+            statements = []
+            for i, stmt in enumerate(node.body):
+                if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                    continue  # docstring
+                if (
+                    isinstance(stmt, ast.Return)
+                    and stmt.value is not None
+                    or isinstance(stmt, ast.Assign)
+                    and all(isinstance(t, ast.Name) for t in stmt.targets)
+                ):
+                    statements.append(stmt.value)
+                else:
+                    return False
+        arithmetic = False
+        frame = Frame(self.func.closure)
+        for expr in statements:
+            for sub in ast.walk(expr):
+                if isinstance(sub, ast.BinOp):
+                    arithmetic = True
+                elif isinstance(sub, ast.Call):
+                    callee = self.interpreter.eval(sub.func, frame)
+                    if not (isinstance(callee, Ref) and api.is_elementwise(callee.name)):
+                        return False
+                    arithmetic = True
+                elif isinstance(
+                    sub, (ast.Lambda, ast.IfExp, ast.ListComp, ast.DictComp, ast.Compare)
+                ):
+                    return False
+        return arithmetic
+
+
+def analyze_module(tree: ast.Module, path: str, text: str | None = None) -> Analysis:
+    """Pipelines and training facts of one parsed module (``text``: its source, when at hand)."""
+    return ModuleInterpreter(tree, path, text).run()

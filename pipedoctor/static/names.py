@@ -1,0 +1,103 @@
+"""Resolve what a name in user code refers to, through every import spelling TensorFlow allows.
+
+``tf.data.Dataset``, ``tfd.Dataset`` (``from tensorflow import data as tfd``),
+``Dataset`` (``from tensorflow.data import Dataset``) and ``tf.compat.v2.data.Dataset`` all
+resolve to the canonical ``tensorflow.data.Dataset``; Keras spellings resolve to ``keras.*``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+TRACKED_ROOTS = frozenset({"tensorflow", "keras", "tf_keras", "tensorflow_datasets"})
+"""Top-level packages whose names the analysis follows; anything else stays opaque."""
+
+_PREFIX_REWRITES: tuple[tuple[str, str], ...] = (
+    ("tensorflow.compat.v1.", "tensorflow."),
+    ("tensorflow.compat.v2.", "tensorflow."),
+    ("tensorflow.python.keras.", "keras."),
+    ("tensorflow.keras.", "keras."),
+    ("tf_keras.", "keras."),
+    ("keras.src.", "keras."),
+    ("keras.api.", "keras."),
+    ("keras.layers.experimental.preprocessing.", "keras.layers."),
+    (
+        "keras.preprocessing.image_dataset_from_directory",
+        "keras.utils.image_dataset_from_directory",
+    ),
+    ("keras.preprocessing.text_dataset_from_directory", "keras.utils.text_dataset_from_directory"),
+    (
+        "keras.preprocessing.timeseries_dataset_from_array",
+        "keras.utils.timeseries_dataset_from_array",
+    ),
+    ("tensorflow.data.experimental.AUTOTUNE", "tensorflow.data.AUTOTUNE"),
+    (
+        "tensorflow.data.experimental.sample_from_datasets",
+        "tensorflow.data.Dataset.sample_from_datasets",
+    ),
+    (
+        "tensorflow.data.experimental.choose_from_datasets",
+        "tensorflow.data.Dataset.choose_from_datasets",
+    ),
+    ("tensorflow.data.experimental.Counter", "tensorflow.data.Dataset.counter"),
+    ("tensorflow.experimental.numpy.", "tensorflow.numpy."),
+)
+
+
+def canonical(dotted: str) -> str:
+    """The one spelling of a TensorFlow/Keras name that the rest of the analysis compares."""
+    dotted = dotted + "."
+    changed = True
+    while changed:
+        changed = False
+        for prefix, replacement in _PREFIX_REWRITES:
+            if dotted.startswith(prefix) and not dotted.startswith(replacement + "."):
+                dotted = replacement + dotted[len(prefix) :]
+                if not dotted.endswith("."):
+                    dotted += "."
+                changed = True
+    return dotted.rstrip(".")
+
+
+def import_table(tree: ast.Module) -> dict[str, str]:
+    """Local name → canonical dotted path, for imports of the tracked packages, at any depth.
+
+    Walks statements only (imports are statements), which is far cheaper than ``ast.walk``.
+    """
+    table: dict[str, str] = {}
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                root = alias.name.split(".")[0]
+                if root not in TRACKED_ROOTS:
+                    continue
+                if alias.asname:
+                    table[alias.asname] = canonical(alias.name)
+                else:
+                    table[root] = root
+        elif isinstance(node, ast.ImportFrom):
+            if not node.module or node.level or node.module.split(".")[0] not in TRACKED_ROOTS:
+                continue
+            for alias in node.names:
+                if alias.name != "*":
+                    table[alias.asname or alias.name] = canonical(f"{node.module}.{alias.name}")
+        else:
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                children = getattr(node, field, None)
+                if children:
+                    pending.extend(children)
+    return table
+
+
+def dotted_name(node: ast.expr) -> str | None:
+    """``a.b.c`` for a chain of attributes on a plain name; ``None`` for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None

@@ -1,0 +1,5 @@
+# Fixture for PD000 syntax-error: this file does not parse.
+import tensorflow as tf
+
+# ruleid: PD000
+ds = tf.data.Dataset.range(10).map(lambda x: x +)

@@ -1,0 +1,23 @@
+# Fixture for PD105 unsharded-files.
+import tensorflow as tf
+
+AUTO = tf.data.AUTOTUNE
+FEATURES = {"x": tf.io.FixedLenFeature([], tf.string)}
+
+
+def parse(record):
+    return tf.io.parse_single_example(record, FEATURES)
+
+
+# ruleid: PD105
+one = tf.data.TFRecordDataset("/data/train.tfrecord")
+# ok: PD105
+many = tf.data.TFRecordDataset(["/data/a.tfrecord", "/data/b.tfrecord"], num_parallel_reads=AUTO)
+
+files = tf.data.Dataset.list_files("/data/*.tfrecord", shuffle=False)
+# ok: PD105
+files = files.shard(2, 0)
+records = files.interleave(tf.data.TFRecordDataset, num_parallel_calls=AUTO)
+parsed = records.map(parse, num_parallel_calls=AUTO)
+# ruleid: PD105
+late = parsed.shard(num_shards=2, index=1)

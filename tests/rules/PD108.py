@@ -1,0 +1,28 @@
+# Fixture for PD108 python-in-pipeline.
+import numpy as np
+import tensorflow as tf
+
+AUTO = tf.data.AUTOTUNE
+
+
+def np_normalize(x):
+    return (x / np.max(x)).astype(np.float32)
+
+
+def tf_normalize(x):
+    return tf.numpy_function(np_normalize, [x], tf.float32)
+
+
+def gen():
+    yield from range(10)
+
+
+base = tf.data.Dataset.from_tensor_slices(tf.zeros((8, 4)))
+# ruleid: PD108
+a = base.map(tf_normalize, num_parallel_calls=AUTO)
+# ruleid: PD108
+b = base.map(lambda x: tf.py_function(np_normalize, [x], tf.float32), num_parallel_calls=AUTO)
+# ruleid: PD108
+c = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec((), tf.int64))
+# ok: PD108
+d = base.map(lambda x: x / tf.reduce_max(x), num_parallel_calls=AUTO)

@@ -1,0 +1,88 @@
+"""Every rule file is valid, and every static rule passes its fixture (semgrep-style markers).
+
+A fixture ``tests/rules/PDxxx.py`` marks the line below ``# ruleid: PDxxx`` as one the rule must
+flag and the line below ``# ok: PDxxx`` as one it must leave alone; the rule must flag nothing
+else in the file.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from pipedoctor import lint
+from pipedoctor.rules import SCOPES, load_catalog, rules_dir
+
+FIXTURES = Path(__file__).parent / "rules"
+CATALOG = load_catalog()
+STATIC = [r for r in CATALOG.values() if "static" in r.scope]
+MARKER = re.compile(r"#\s*(ruleid|ok):\s*(PD\d{3})")
+
+EXPECTED_IDS = {
+    "PD000",
+    *(f"PD1{n:02d}" for n in range(1, 12)),
+    *(f"PD2{n:02d}" for n in range(1, 11)),
+    *(f"PD30{n}" for n in range(1, 7)),
+}
+
+
+def test_catalog_is_complete_and_ids_unique() -> None:
+    assert set(CATALOG) == EXPECTED_IDS
+    names = [r.name for r in CATALOG.values()]
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("rule", CATALOG.values(), ids=lambda r: r.id)
+def test_rule_file_fields(rule) -> None:
+    assert rule.path is not None and rule.path.name == f"{rule.id}-{rule.name}.toml"
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name)
+    assert set(rule.scope) <= set(SCOPES) and rule.scope
+    assert rule.summary and rule.why and rule.fix
+    assert rule.short_fix and len(rule.short_fix) < 200
+    ast.parse(rule.example_bad)
+    ast.parse(rule.example_good)
+
+
+def test_rules_dir_is_the_checkout_or_the_bundle() -> None:
+    assert (rules_dir() / "PD102-sequential-map.toml").is_file()
+
+
+def expectations(path: Path) -> tuple[dict[int, str], dict[int, str]]:
+    """Lines that must be flagged and lines that must not, by rule id."""
+    must, must_not = {}, {}
+    lines = path.read_text().splitlines()
+    for number, line in enumerate(lines, start=1):
+        match = MARKER.search(line)
+        if match:
+            target = number + 1
+            while lines[target - 1].lstrip().startswith("#"):
+                target += 1
+            (must if match.group(1) == "ruleid" else must_not)[target] = match.group(2)
+    return must, must_not
+
+
+@pytest.mark.parametrize("rule", STATIC, ids=lambda r: r.id)
+def test_static_rule_fixture(rule) -> None:
+    fixture = FIXTURES / f"{rule.id}.py"
+    assert fixture.is_file(), f"static rule {rule.id} needs a fixture at {fixture}"
+    must, must_not = expectations(fixture)
+    assert must, f"{fixture.name} marks no line the rule must flag"
+    assert must_not or rule.id == "PD000", f"{fixture.name} marks no line the rule must leave alone"
+    report = lint(fixture, select=[rule.id])
+    flagged = {f.line for f in report.findings if f.rule == rule.id}
+    assert flagged == {line for line, rid in must.items() if rid == rule.id}
+    assert not flagged & set(must_not)
+
+
+@pytest.mark.parametrize("rule", STATIC, ids=lambda r: r.id)
+def test_static_rule_examples(rule) -> None:
+    """The rule page's bad example draws the rule; its good example draws nothing at all."""
+    if rule.id == "PD000":
+        return
+    bad = lint(rule.example_bad + "\n", select=[rule.id])
+    assert any(f.rule == rule.id for f in bad.findings), rule.example_bad
+    good = lint(rule.example_good + "\n")
+    assert good.findings == [], [f"{f.rule}: {f.message}" for f in good.findings]
