@@ -15,8 +15,11 @@ from pathlib import Path
 
 from pipedoctor import __version__
 from pipedoctor.config import ConfigError, load_config
+from pipedoctor.diagnosis import VERDICTS
 from pipedoctor.lint import UsageError, lint_paths
+from pipedoctor.progress import Progress
 from pipedoctor.render import FORMATS, render
+from pipedoctor.report import Report, Severity
 from pipedoctor.rules import Rule, RuleFileError, load_catalog
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
@@ -103,6 +106,53 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the report here, not to stdout",
     )
 
+    check = commands.add_parser(
+        "check",
+        help="measure a training script: pipeline, compute ceiling, training, verdict",
+        description="Run SCRIPT until it starts training, measure the input pipeline alone, the "
+        "compute ceiling and real training on a copy of the model, then stop it. Arguments "
+        "after `--` go to the script.",
+    )
+    check.add_argument("script", nargs="?", type=Path, metavar="SCRIPT", help="training script")
+    check.add_argument(
+        "--demo", action="store_true", help="check the demo training script bundled with pipedoctor"
+    )
+    check.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="budget for the whole check, start-up included (default: 120)",
+    )
+    check.add_argument(
+        "--format", choices=FORMATS, default="text", help="output format (default: text)"
+    )
+    check.add_argument(
+        "--fail-on",
+        action="append",
+        metavar="WHAT",
+        help="exit 1 when the verdict is this (input-bound, balanced, compute-bound) or a finding "
+        "is at or above this severity (error, warning, info); comma-separated",
+    )
+    check.add_argument(
+        "--min-ratio",
+        type=float,
+        metavar="R",
+        help="exit 1 when training throughput is below R x the compute ceiling",
+    )
+    check.add_argument(
+        "--run-after", action="store_true", help="let the script carry on training after the check"
+    )
+    check.add_argument("--show-output", action="store_true", help="show the script's own output")
+    check.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+    check.add_argument("--select", action="append", metavar="CODES", help="only these rules")
+    check.add_argument("--ignore", action="append", metavar="CODES", help="skip these rules")
+    check.add_argument("--config", type=Path, metavar="FILE", help="pyproject.toml to read")
+    check.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    check.add_argument(
+        "--output-file", "-o", type=Path, metavar="FILE", help="write the report here"
+    )
+
     rules = commands.add_parser("rules", help="list the rule catalog")
     rules.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -144,6 +194,76 @@ def run_lint(args: argparse.Namespace) -> int:
     else:
         stream.write(output)
     if report.failed(config.fail_on) and not args.exit_zero:
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def write_report(report: Report, args: argparse.Namespace) -> None:
+    color = args.format == "text" and use_color(args.color, sys.stdout)
+    output = render(report, args.format, color=color)
+    if args.output_file:
+        args.output_file.write_text(output, encoding="utf-8")
+    else:
+        sys.stdout.write(output)
+
+
+def gate_failed(report: Report, fail_on: list[str], min_ratio: float | None) -> str | None:
+    """Why the CI gate failed, or ``None`` when it passed."""
+    for item in fail_on:
+        if item in VERDICTS and report.verdict == item:
+            return f"the verdict is {item}"
+        if item in ("error", "warning", "info") and report.failed(Severity.parse(item)):
+            return f"a finding is at or above {item}"
+    if min_ratio is not None:
+        training = report.measurements.get("training_samples_per_s")
+        ceiling = report.measurements.get("ceiling_samples_per_s")
+        if not training or not ceiling:
+            return "--min-ratio needs training and ceiling throughputs, and they were not measured"
+        if training / ceiling < min_ratio:
+            return (
+                f"training reaches {training / ceiling:.2f} of the compute ceiling (< {min_ratio})"
+            )
+    return None
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from pipedoctor.check import CheckError, check_script
+
+    fail_on = split_codes(args.fail_on) or []
+    fail_on = [item.lower() for item in fail_on]
+    unknown = [i for i in fail_on if i not in VERDICTS and i not in ("error", "warning", "info")]
+    if unknown:
+        raise UsageError(f"--fail-on: unknown value {unknown[0]!r}")
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    script = demo_script() if args.demo else args.script
+    if script is None:
+        raise UsageError("check needs a SCRIPT (or --demo)")
+    if not script.is_file():
+        raise UsageError(f"no such script: {script}")
+    config = load_config(
+        script.resolve().parent,
+        explicit=args.config,
+        select=split_codes(args.select),
+        ignore=split_codes(args.ignore),
+    )
+    progress = Progress(enabled=not args.quiet)
+    try:
+        report = check_script(
+            script, args.script_args, config, timeout=args.timeout, run_after=args.run_after,
+            progress=progress, show_output=args.show_output,
+        )  # fmt: skip
+    except CheckError as exc:
+        progress.done()
+        if exc.details:
+            sys.stderr.write(exc.details.rstrip() + "\n")
+        sys.stderr.write(f"pipedoctor: error: {exc}\n")
+        return EXIT_ERROR
+    progress.done()
+    write_report(report, args)
+    reason = gate_failed(report, fail_on, args.min_ratio)
+    if reason:
+        sys.stderr.write(f"pipedoctor: gate failed: {reason}\n")
         return EXIT_FAILED
     return EXIT_OK
 
@@ -225,9 +345,20 @@ def run_explain(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    script_args: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, script_args = argv[:cut], argv[cut + 1 :]
     parser = build_parser()
     args = parser.parse_args(argv)
-    handlers = {"lint": run_lint, "rules": run_rules_list, "explain": run_explain}
+    args.script_args = script_args
+    handlers = {
+        "lint": run_lint,
+        "check": run_check,
+        "rules": run_rules_list,
+        "explain": run_explain,
+    }
     if args.command is None:
         parser.print_help()
         return EXIT_ERROR

@@ -16,6 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from pipedoctor.config import Config
 from pipedoctor.pipeline import Location
@@ -109,8 +110,15 @@ def decode(data: bytes, path: str) -> str | Finding:
         return syntax_finding(path, f"cannot decode: {exc}", line, column)
 
 
-def lint_text(text: str, path: str, selection: Selection) -> FileResult:
-    """Findings for one module's source text (parse errors become PD000)."""
+def lint_text(
+    text: str,
+    path: str,
+    selection: Selection,
+    scopes: str | tuple[str, ...] = "static",
+    measurements: dict[str, Any] | None = None,
+) -> FileResult:
+    """Findings for one module's source text (parse errors become PD000). A check passes its
+    measurements and ``("runtime", "static")`` so rules that can use them do."""
     try:
         tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
@@ -128,7 +136,7 @@ def lint_text(text: str, path: str, selection: Selection) -> FileResult:
         return FileResult()
     try:
         analysis = analyze_module(tree, path, text)
-        findings = list(run_rules(analysis, "static", selection))
+        findings = list(run_rules(analysis, scopes, selection, measurements))
     except RecursionError:
         return FileResult(note=f"{path}: too deeply nested to analyse; skipped")
     except Exception as exc:  # noqa: BLE001 - one odd file must not stop a whole lint

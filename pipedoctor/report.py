@@ -68,6 +68,11 @@ class Finding:
         return cls(**values)
 
 
+def ranked(findings: list[Finding]) -> list[Finding]:
+    """Most valuable first: the largest measured gain, then severity, then place in the code."""
+    return sorted(findings, key=lambda f: (-(f.gain or 1.0), -f.severity, f.sort_key()))
+
+
 @dataclass
 class Report:
     """What a lint or a check found: findings, and (for a check) a verdict and measurements."""

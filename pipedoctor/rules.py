@@ -186,15 +186,22 @@ class Selection:
 
 def run_rules(
     analysis: Analysis,
-    scope: str,
+    scopes: str | tuple[str, ...],
     selection: Selection = Selection(),
     measurements: dict[str, Any] | None = None,
 ) -> Iterator[Finding]:
-    """Run every enabled rule whose scope includes ``scope`` and yield its findings, deduped."""
+    """Run every enabled rule that supports one of ``scopes`` and yield its findings, deduped.
+
+    With several scopes, each rule runs once, in the first of them it supports: a check passes
+    ``("runtime", "static")`` so a rule that can use measurements does, and the others still
+    judge the source.
+    """
+    order = (scopes,) if isinstance(scopes, str) else scopes
     seen: set[tuple] = set()
     registry = detectors()
     for rule in load_catalog().values():
-        if scope not in rule.scope or not selection.enabled(rule.id) or rule.id not in registry:
+        scope = next((s for s in order if s in rule.scope), None)
+        if scope is None or not selection.enabled(rule.id) or rule.id not in registry:
             continue
         params = {**rule.params, **selection.params.get(rule.id, {})}
         context = Context(analysis, scope, params, measurements or {})

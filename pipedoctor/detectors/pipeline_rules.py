@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from pipedoctor.pipeline import AUTOTUNE, DECODING_FACTORIES, RECORD_READERS, Files, Pipeline, Stage
+from pipedoctor.report import Severity
 from pipedoctor.rules import Context, Hit, detector
 
 PREFETCH_MAY_FOLLOW = frozenset({"with_options", "repeat", "prefetch", "prefetch_to_device"})
@@ -147,10 +148,34 @@ def missing_cache(context: Context) -> Iterator[Hit]:
             decodes = stage.op in MAPS and stage.fn is not None and stage.fn.decodes
             if decodes or stage.op in DECODING_FACTORIES:
                 what = "decodes" if decodes else "loads and decodes files"
-                yield Hit(
-                    stage.location,
-                    f"`{stage.op}` {what} again on every epoch and nothing caches the result.",
-                )
+                message = f"`{stage.op}` {what} again on every epoch and nothing caches the result."
+                if context.measurements:
+                    yield cache_advice(context, stage, message)
+                else:
+                    yield Hit(stage.location, message)
+
+
+def cache_advice(context: Context, stage: Stage, message: str) -> Hit:
+    """At runtime: the decoded size, estimated from a measured batch, against free RAM."""
+    m = context.measurements
+    batch_bytes, batches = m.get("batch_bytes"), m.get("cardinality")
+    free_mb = (m.get("host") or {}).get("available_ram_mb_min")
+    if not batch_bytes or not batches:
+        advice = " Its decoded size is unknown (the dataset's length is not known)."
+    else:
+        size_mb = batch_bytes * batches / 1e6
+        each = batch_bytes / 1e6
+        advice = f" Decoded, it is about {size_mb:,.0f} MB ({batches} batches of {each:,.1f} MB)"
+        if free_mb is None:
+            advice += "."
+        elif size_mb <= context.param("ram_fraction") * free_mb:
+            advice += f", which fits in the {free_mb:,.0f} MB of free RAM: use `.cache()`."
+        else:
+            advice += (
+                f", more than {context.param('ram_fraction'):.0%} of the {free_mb:,.0f} MB of "
+                "free RAM: use `.cache(filename)` on a local disk."
+            )
+    return Hit(stage.location, message + advice, severity=Severity.WARNING)
 
 
 @detector("PD107")

@@ -17,7 +17,7 @@ from pipedoctor.report import Finding, Report
 if TYPE_CHECKING:
     from pipedoctor.rules import Rule
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "json", "sarif", "github", "html")
 
 __all__ = ["FORMATS", "Span", "render", "sorted_findings", "span", "title"]
 
@@ -52,6 +52,10 @@ def render(
         from pipedoctor.render.github import render_github
 
         return render_github(report)
+    if fmt == "html":
+        from pipedoctor.render.html import render_html
+
+        return render_html(report) + "\n"
     raise ValueError(f"unknown format {fmt!r} (expected one of: {', '.join(FORMATS)})")
 
 

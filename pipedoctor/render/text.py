@@ -1,6 +1,14 @@
-"""Terminal output, modelled on ruff: one block per finding, then notes, verdict and a summary."""
+"""Terminal output, modelled on ruff: measurements, one block per finding, notes, verdict, summary.
+
+The measurement helpers here (``throughputs``, ``gpu_facts``, ...) are shared with the HTML card,
+so a number reads the same in a terminal and in a notebook.
+"""
 
 from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from pipedoctor.render import sorted_findings, span
 from pipedoctor.report import Finding, Report, Severity
@@ -20,17 +28,73 @@ _CONTROLS = {
 }
 
 
+BAR_WIDTH = 24
+
+# (row key, label, measurement key, its confidence-interval key); the order the rows are shown in.
+_THROUGHPUTS = (
+    ("pipeline", "pipeline alone", "pipeline_samples_per_s", "pipeline_ci"),
+    ("ceiling", "compute ceiling", "ceiling_samples_per_s", "ceiling_ci"),
+    ("training", "training", "training_samples_per_s", "training_ci"),
+    ("fixed_pipeline", "pipeline w/ fixes", "fixed_pipeline_samples_per_s", None),
+)
+
+
 def render_text(report: Report, *, color: bool = False) -> str:
     """The report for a person at a terminal; ANSI colors only when ``color`` is true."""
-    lines: list[str] = []
+    lines = _measurements(mapping(report.measurements), color)
+    if lines:
+        lines.append("")
     for finding in sorted_findings(report):
         lines.extend(_block(finding, color))
         lines.append("")
     lines.extend(f"note: {_clean(note)}" for note in report.notes)
     if report.verdict is not None:
         lines.append(f"Verdict: {_paint(_clean(report.verdict), _BOLD, color)}")
-    lines.append(_summary(report))
+    lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
+
+
+def _measurements(measurements: Mapping[str, Any], color: bool) -> list[str]:
+    """The check's numbers before the findings, so the verdict's evidence is read first.
+
+    Every line is optional: a check may have measured only part of this (no GPU, a failed stage).
+    """
+    lines: list[str] = []
+    rows = throughputs(measurements)
+    if rows:
+        lines.append(_paint("Throughput (samples/s)", _BOLD, color))
+        top = max(row.samples_per_s for row in rows)
+        label_w = max(len(row.label) for row in rows)
+        value_w = max(len(samples(row.samples_per_s)) for row in rows)
+        ci_w = max(len(ci_text(row.ci)) for row in rows)
+        for row in rows:
+            filled = bar_cells(row.samples_per_s, top, BAR_WIDTH)
+            rest = _paint("░" * (BAR_WIDTH - filled), _DIM, color) if filled < BAR_WIDTH else ""
+            ci = f"{ci_text(row.ci):<{ci_w}}  " if ci_w else ""
+            lines.append(
+                f"  {row.label:<{label_w}}  {samples(row.samples_per_s):>{value_w}}  "
+                f"{ci}{'█' * filled}{rest}"
+            )
+    gpus = gpu_list(measurements)
+    if gpus:
+        for position, gpu in enumerate(gpus):
+            facts = gpu_facts(gpu, position)
+            util = f"util {facts.spread}" if facts.spread else ""
+            if facts.util:
+                util = f"util mean {facts.util}" + (f" ({facts.spread})" if facts.spread else "")
+            mem = f"mem {facts.memory}" if facts.memory else ""
+            pcie = f"PCIe {facts.pcie}" if facts.pcie else ""
+            details = ", ".join(part for part in (util, mem, pcie) if part)
+            lines.append(_clean(f"{facts.label}: {details}" if details else facts.label))
+    elif note := string(measurements.get("gpu_note")):
+        lines.append(f"GPUs: {_clean(note)}")
+    if cpu := host_cpu(measurements):
+        lines.append(f"Host CPU: {cpu}")
+    if scaling := string(measurements.get("scaling")):
+        lines.append(f"Scaling: {_clean(scaling)}")
+    if setup := run_setup(measurements):
+        lines.append(f"Run: {_clean(setup)}")
+    return lines
 
 
 def _block(finding: Finding, color: bool) -> list[str]:
@@ -60,7 +124,7 @@ def _where(finding: Finding) -> str:
     return ":".join(parts)
 
 
-def _summary(report: Report) -> str:
+def summary_line(report: Report) -> str:
     """``Found 3 problems (1 error, 2 warnings) in 2 files.`` or ``No problems found ...``."""
     files = f" in {_plural(report.files_checked, 'file')}" if report.files_checked else ""
     if not report.findings:
@@ -82,3 +146,160 @@ def _paint(text: str, code: str, color: bool) -> str:
 
 def _clean(text: str) -> str:
     return text.replace("\r\n", "\n").translate(_CONTROLS)
+
+
+# --- measurement helpers, shared with the HTML card ----------------------------------------------
+
+
+class Throughput(NamedTuple):
+    """One measured rate: ``key`` names the row for styling, ``ci`` is a relative half-width."""
+
+    key: str
+    label: str
+    samples_per_s: float
+    ci: float | None
+
+
+class GpuFacts(NamedTuple):
+    """One GPU's sampled numbers, already formatted; a part is "" when it was not measured."""
+
+    label: str
+    util: str
+    spread: str
+    memory: str
+    pcie: str
+
+
+def mapping(value: object) -> Mapping[str, Any]:
+    """``value`` if it is a mapping, else empty: measurements come from JSON and may be partial."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def number(value: object) -> float | None:
+    """A finite, non-negative measurement, or None (for a missing, NaN, negative or odd value)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
+
+
+def whole(value: object, *, minimum: int = 1) -> int | None:
+    """An int of at least ``minimum`` (a count, an index), or None; ``True`` is not a count."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if value >= minimum else None
+
+
+def string(value: object) -> str | None:
+    """A non-blank string, or None, so "None" or an empty label never reaches the output."""
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def samples(value: float) -> str:
+    """``1,234``: thousands separators; a decimal only where a rate is too small to round."""
+    return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
+
+
+def percent(value: float) -> str:
+    return f"{value:.0f}%"
+
+
+def ci_text(ci: float | None) -> str:
+    """``±3%`` from a relative half-width of 0.03; one decimal below 1% so it never reads ±0%."""
+    if ci is None:
+        return ""
+    pct = ci * 100
+    return f"±{pct:.0f}%" if pct >= 1 else f"±{pct:.1f}%"
+
+
+def bar_cells(value: float, top: float, width: int) -> int:
+    """Cells of a ``width`` bar for ``value`` against the largest rate; a measured rate gets one."""
+    if top <= 0 or value <= 0:
+        return 0
+    return max(1, round(width * value / top))
+
+
+def throughputs(measurements: Mapping[str, Any]) -> list[Throughput]:
+    """The throughput rows that were measured, in display order."""
+    rows = []
+    for key, label, rate_key, ci_key in _THROUGHPUTS:
+        rate = number(measurements.get(rate_key))
+        if rate is not None:
+            ci = number(measurements.get(ci_key)) if ci_key else None
+            rows.append(Throughput(key, label, rate, ci))
+    return rows
+
+
+def gpu_list(measurements: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    gpus = measurements.get("gpus")
+    if not isinstance(gpus, (list, tuple)):
+        return []
+    return [gpu for gpu in gpus if isinstance(gpu, Mapping)]
+
+
+def gpu_facts(gpu: Mapping[str, Any], position: int) -> GpuFacts:
+    """``GPU0 NVIDIA H200``, ``45%``, ``p5 10%, p95 80%``, ``12.0/139.0 GiB``, ``tx 1 / rx 9 MB/s``.
+
+    Memory is shown in GiB because NVML reports MiB (``memory_*_mb``).
+    """
+    index = whole(gpu.get("index"), minimum=0)
+    index = position if index is None else index
+    name = string(gpu.get("name"))
+    mean = number(gpu.get("utilization_mean"))
+    spread = ", ".join(
+        f"{p} {percent(v)}"
+        for p in ("p5", "p95")
+        if (v := number(gpu.get(f"utilization_{p}"))) is not None
+    )
+    used, total = number(gpu.get("memory_used_mb")), number(gpu.get("memory_total_mb"))
+    memory = ""
+    if used is not None:
+        memory = f"{used / 1024:.1f}" + (f"/{total / 1024:.1f}" if total is not None else "")
+        memory += " GiB"
+    pcie = " / ".join(
+        f"{d} {v:,.0f}"
+        for d in ("tx", "rx")
+        if (v := number(gpu.get(f"pcie_{d}_mb_s"))) is not None
+    )
+    return GpuFacts(
+        f"GPU{index}" + (f" {name}" if name else ""),
+        percent(mean) if mean is not None else "",
+        spread,
+        memory,
+        f"{pcie} MB/s" if pcie else "",
+    )
+
+
+def host_cpu(measurements: Mapping[str, Any]) -> str | None:
+    """``97% of 2 cores (p95 99%)``: a busy host CPU is the usual reason a pipeline is slow."""
+    cpu = number(measurements.get("host_cpu_percent"))
+    if cpu is None:
+        return None
+    host = mapping(measurements.get("host"))
+    text = percent(cpu)
+    if (cores := whole(host.get("cpu_count"))) is not None:
+        text += f" of {_plural(cores, 'core')}"
+    if (p95 := number(host.get("cpu_percent_p95"))) is not None:
+        text += f" (p95 {percent(p95)})"
+    return text
+
+
+def run_setup(measurements: Mapping[str, Any]) -> str | None:
+    """``batch 256 on 2 replicas (MirroredStrategy); step 12.3 ms ceiling, 40.1 ms training``."""
+    parts = []
+    batch = number(measurements.get("batch_size"))
+    replicas = whole(measurements.get("replicas"))
+    strategy = string(measurements.get("strategy"))
+    if batch is not None:
+        setup = f"batch {batch:,.0f}"
+        if replicas is not None:
+            setup += f" on {_plural(replicas, 'replica')}"
+        parts.append(setup + (f" ({strategy})" if strategy else ""))
+    step = mapping(measurements.get("step_ms"))
+    steps = ", ".join(
+        f"{v:.1f} ms {k}" for k in ("ceiling", "training") if (v := number(step.get(k))) is not None
+    )
+    if steps:
+        parts.append(f"step {steps}")
+    if (seconds := number(measurements.get("check_seconds"))) is not None:
+        parts.append(f"check took {seconds:.0f} s")
+    return "; ".join(parts) or None

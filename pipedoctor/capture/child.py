@@ -1,0 +1,237 @@
+"""The child side of ``pipedoctor check``: run the user's script with hooks on training.
+
+Run as ``python -m pipedoctor.capture.child --events FD --seconds S [--run-after] -- script
+args...`` in the user's working directory. At the first ``Model.fit`` (or a strategy's
+``experimental_distribute_dataset`` in a custom loop) it takes the model and dataset, runs the
+measurement protocol, sends the result to the parent over the events pipe and stops the
+script, unless ``--run-after`` lets it carry on training.
+
+Events are JSON lines: ``started``, ``progress``, ``captured``, ``result``, ``exited``,
+``user-error`` (the script raised: its own traceback, pipedoctor's frames removed) and
+``error`` (the check could not measure, with a one-line reason).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import runpy
+import sys
+import time
+import traceback
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+PACKAGE_DIR = str(Path(__file__).resolve().parent.parent) + os.sep
+
+
+class CaptureDone(BaseException):
+    """Unwinds the user's script once the measurements are taken (not an ``Exception``, so
+    ordinary ``except Exception`` blocks in the script do not swallow it)."""
+
+
+class Events:
+    def __init__(self, fd: int) -> None:
+        self.stream = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
+
+    def send(self, event: str, **data: Any) -> None:
+        try:
+            self.stream.write(json.dumps({"event": event, **data}, default=str) + "\n")
+            self.stream.flush()
+        except (BrokenPipeError, OSError):
+            pass  # the parent is gone (timeout or Ctrl-C); nothing left to tell
+
+
+def user_traceback(exc: BaseException) -> str:
+    """The exception as the user's own: frames inside pipedoctor and runpy removed."""
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith(PACKAGE_DIR) and Path(f.filename).name != "runpy.py"
+    ]
+    lines = ["Traceback (most recent call last):\n"]
+    lines += traceback.format_list(frames)
+    lines += traceback.format_exception_only(type(exc), exc)
+    return "".join(lines)
+
+
+class Capture:
+    """Hooks on Keras and tf.distribute; measures at the first training call it sees."""
+
+    def __init__(self, events: Events, deadline: float, run_after: bool) -> None:
+        self.events = events
+        self.deadline = deadline
+        self.run_after = run_after
+        self.done = False
+        self.last_model: Any = None
+
+    def install(self) -> None:
+        import keras
+        import tensorflow as tf
+
+        capture = self
+        original_fit = keras.Model.fit
+
+        def fit(
+            model: Any, x: Any = None, y: Any = None, batch_size: Any = None, *args: Any, **kw: Any
+        ):
+            if not capture.done:
+                capture.done = True
+                capture.on_fit(model, x, y, batch_size, kw)
+                if not capture.run_after:
+                    raise CaptureDone
+            return original_fit(model, x, y, batch_size, *args, **kw)
+
+        fit.__wrapped__ = original_fit  # type: ignore[attr-defined]
+        keras.Model.fit = fit
+
+        original_init = keras.Model.__init__
+
+        def init(model: Any, *args: Any, **kw: Any) -> None:
+            original_init(model, *args, **kw)
+            capture.last_model = model
+
+        keras.Model.__init__ = init
+
+        strategy_cls = tf.distribute.Strategy
+        original_distribute = strategy_cls.experimental_distribute_dataset
+
+        def distribute(strategy: Any, dataset: Any, *args: Any, **kw: Any):
+            if not capture.done:
+                capture.done = True
+                model = (
+                    capture.last_model if getattr(capture.last_model, "compiled", False) else None
+                )
+                capture.measure(dataset, model, {"hook": "experimental_distribute_dataset"})
+                if not capture.run_after:
+                    raise CaptureDone
+            return original_distribute(strategy, dataset, *args, **kw)
+
+        strategy_cls.experimental_distribute_dataset = distribute
+
+        original_from_function = strategy_cls.distribute_datasets_from_function
+
+        def from_function(strategy: Any, dataset_fn: Any, *args: Any, **kw: Any):
+            if not capture.done:
+                capture.done = True
+                context = tf.distribute.InputContext(
+                    num_input_pipelines=1,
+                    input_pipeline_id=0,
+                    num_replicas_in_sync=strategy.num_replicas_in_sync,
+                )
+                model = (
+                    capture.last_model if getattr(capture.last_model, "compiled", False) else None
+                )
+                capture.measure(
+                    dataset_fn(context), model, {"hook": "distribute_datasets_from_function"}
+                )
+                if not capture.run_after:
+                    raise CaptureDone
+            return original_from_function(strategy, dataset_fn, *args, **kw)
+
+        strategy_cls.distribute_datasets_from_function = from_function
+
+    def on_fit(self, model: Any, x: Any, y: Any, batch_size: Any, kw: dict[str, Any]) -> None:
+        import tensorflow as tf
+
+        if isinstance(x, tf.data.Dataset):
+            dataset = x
+            given = "a tf.data.Dataset"
+        elif x is not None:
+            size = batch_size or 32
+            data = (x, y) if y is not None else x
+            dataset = tf.data.Dataset.from_tensor_slices(data).batch(size)
+            given = f"in-memory arrays (measured as from_tensor_slices(...).batch({size}))"
+        else:
+            raise_error(self.events, "`fit` was called without training data")
+            raise CaptureDone
+        self.measure(dataset, model, {"hook": "fit", "given": given})
+
+    def measure(self, dataset: Any, model: Any, capture_info: dict[str, Any]) -> None:
+        from pipedoctor.measure.protocol import Budget, MeasureError, run_protocol
+        from pipedoctor.measure.sampling import Sampling
+
+        self.events.send("captured", **capture_info, model=type(model).__name__ if model else None)
+        budget = Budget(time.perf_counter() + max(1.0, self.deadline - time.time()))
+        sampling = Sampling()
+        try:
+            measured = run_protocol(
+                dataset,
+                model,
+                budget,
+                progress=lambda message: self.events.send("progress", message=message),
+                sampling=sampling.during,
+            )
+        except MeasureError as exc:
+            raise_error(self.events, str(exc))
+            raise CaptureDone from None
+        measurements = measured.to_measurements()
+        measurements.update(sampling.measurements())
+        if model is None:
+            measured.notes.append(
+                "no compiled Keras model was found: only the input pipeline was measured"
+            )
+        self.events.send(
+            "result",
+            measurements=measurements,
+            notes=measured.notes + sampling.notes(),
+            capture=capture_info,
+        )
+
+
+def raise_error(events: Events, message: str) -> None:
+    events.send("error", message=message)
+
+
+@contextmanager
+def quiet_tensorflow() -> Any:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    yield
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="pipedoctor.capture.child")
+    parser.add_argument("--events", type=int, required=True)
+    parser.add_argument("--deadline", type=float, required=True, help="time.time() to finish by")
+    parser.add_argument("--run-after", action="store_true")
+    parser.add_argument("script")
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    options = parser.parse_args(argv)
+    events = Events(options.events)
+    script = Path(options.script).resolve()
+    with quiet_tensorflow():
+        try:
+            capture = Capture(events, options.deadline, options.run_after)
+            capture.install()
+        except ImportError as exc:
+            raise_error(
+                events,
+                f"TensorFlow and Keras are needed to check ({exc}): pip install 'pipedoctor[tf]'",
+            )
+            return 2
+        events.send("started", pid=os.getpid())
+        sys.argv = [str(script), *options.args]
+        sys.path.insert(0, str(script.parent))
+        try:
+            runpy.run_path(str(script), run_name="__main__")
+        except CaptureDone:
+            return 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            events.send("exited", code=code, trained=capture.done)
+            return 0
+        except KeyboardInterrupt:
+            return 130
+        except BaseException as exc:  # noqa: BLE001 - the user's own error, shown as theirs
+            events.send(
+                "user-error", traceback=user_traceback(exc), summary=f"{type(exc).__name__}: {exc}"
+            )
+            return 3
+        events.send("exited", code=0, trained=capture.done)
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,202 @@
+"""The parent side of ``pipedoctor check``: start the user's script in a child process with the
+capture hooks, follow its events within the time budget, and always clean up.
+
+The child runs in its own process group with its temporary files in a private folder, so a
+timeout or Ctrl-C kills the whole tree and nothing is left behind, in the user's working
+directory or anywhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+KILL_GRACE_S = 3.0
+LOG_TAIL_CHARS = 4000
+
+
+@dataclass
+class CaptureResult:
+    """What came back from the child. ``status``: ``ok``, ``timeout``, ``user-error``,
+    ``error``, ``exited`` (the script ended without training) or ``interrupted``."""
+
+    status: str
+    message: str = ""
+    measurements: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    capture: dict[str, Any] = field(default_factory=dict)
+    traceback: str = ""
+    output_tail: str = ""
+    seconds: float = 0.0
+
+
+def _kill_tree(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the child's process group, then SIGKILL what is still there."""
+    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, KILL_GRACE_S)):
+        try:
+            os.killpg(process.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            process.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    try:  # stragglers the script started in the same group after the leader exited
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_script(
+    script: Path,
+    args: Sequence[str],
+    *,
+    timeout: float,
+    run_after: bool = False,
+    progress: Callable[[str], None] = lambda _: None,
+    show_output: bool = False,
+) -> CaptureResult:
+    """Run ``script`` with ``args`` under the capture hooks; never longer than ``timeout``."""
+    started = time.time()
+    deadline = started + timeout
+    with tempfile.TemporaryDirectory(prefix="pipedoctor-") as private:
+        log_path = Path(private) / "output.log"
+        read_fd, write_fd = os.pipe()
+        env = dict(os.environ)
+        env.update(
+            TMPDIR=private,
+            TMP=private,
+            TEMP=private,
+            PYTHONUNBUFFERED="1",
+            TF_CPP_MIN_LOG_LEVEL=env.get("TF_CPP_MIN_LOG_LEVEL", "2"),
+        )
+        command = [
+            sys.executable, "-m", "pipedoctor.capture.child",
+            "--events", str(write_fd), "--deadline", f"{deadline - 2.0:.3f}",
+            *(["--run-after"] if run_after else []),
+            str(script), *args,
+        ]  # fmt: skip
+        with open(log_path, "wb") as log:
+            try:
+                process = subprocess.Popen(
+                    command,
+                    stdin=subprocess.DEVNULL,
+                    stdout=None if show_output else log,
+                    stderr=None if show_output else subprocess.STDOUT,
+                    pass_fds=(write_fd,),
+                    start_new_session=True,
+                    env=env,
+                )
+            finally:
+                os.close(write_fd)
+            try:
+                result = _follow(process, read_fd, deadline, timeout, progress)
+            except KeyboardInterrupt:
+                _kill_tree(process)
+                result = CaptureResult("interrupted", "interrupted (Ctrl-C): the check was stopped")
+            finally:
+                os.close(read_fd)
+                if process.poll() is None:
+                    _kill_tree(process)
+                else:
+                    _kill_tree(process)  # the script's own children, if it left any
+        result.output_tail = log_path.read_text(errors="replace")[-LOG_TAIL_CHARS:]
+    result.seconds = time.time() - started
+    return result
+
+
+def _follow(
+    process: subprocess.Popen[bytes],
+    read_fd: int,
+    deadline: float,
+    timeout: float,
+    progress: Callable[[str], None],
+) -> CaptureResult:
+    buffer = b""
+    state: dict[str, Any] = {"captured": False, "result": None}
+    open_pipe = True
+    while True:
+        remaining = deadline - time.time()
+        if remaining <= 0:
+            _kill_tree(process)
+            if not state["captured"]:
+                return CaptureResult("timeout", f"did not start training within {timeout:g} s")
+            return CaptureResult("timeout", f"the check did not finish within {timeout:g} s")
+        if open_pipe:
+            ready, _, _ = select.select([read_fd], [], [], min(remaining, 0.5))
+            if ready:
+                chunk = os.read(read_fd, 65536)
+                if not chunk:
+                    open_pipe = False
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    outcome = _on_event(line, state, progress)
+                    if outcome is not None:
+                        _wait(process, deadline)
+                        return outcome
+        else:
+            try:
+                process.wait(timeout=min(remaining, 0.5))
+            except subprocess.TimeoutExpired:
+                continue
+            code = process.returncode
+            return CaptureResult(
+                "error", f"the script's process ended unexpectedly (exit code {code})"
+            )
+
+
+def _on_event(
+    line: bytes, state: dict[str, Any], progress: Callable[[str], None]
+) -> CaptureResult | None:
+    try:
+        event = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    kind = event.get("event")
+    if kind == "started":
+        progress("running the script until it starts training")
+    elif kind == "captured":
+        state["captured"] = True
+        progress(f"training starts ({event.get('hook')}): measuring")
+    elif kind == "progress":
+        progress(event.get("message", ""))
+    elif kind == "result":
+        return CaptureResult(
+            "ok",
+            measurements=event.get("measurements", {}),
+            notes=event.get("notes", []),
+            capture=event.get("capture", {}),
+        )
+    elif kind == "error":
+        return CaptureResult("error", event.get("message", "the check failed"))
+    elif kind == "user-error":
+        return CaptureResult(
+            "user-error",
+            f"the script raised before training: {event.get('summary', '')}",
+            traceback=event.get("traceback", ""),
+        )
+    elif kind == "exited":
+        code = event.get("code", 0)
+        return CaptureResult(
+            "exited", f"the script ended (exit code {code}) without starting training"
+        )
+    return None
+
+
+def _wait(process: subprocess.Popen[bytes], deadline: float) -> None:
+    try:
+        process.wait(timeout=max(0.5, min(10.0, deadline - time.time())))
+    except subprocess.TimeoutExpired:
+        _kill_tree(process)

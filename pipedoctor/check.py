@@ -1,0 +1,142 @@
+"""Measured diagnosis: a training script (in a child process) or a live dataset and model.
+
+Both paths end in :func:`build_report`: measurements and notes in, a ranked :class:`Report`
+with a verdict out. The script path also lints the script, so static and measured findings
+arrive in one report.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pipedoctor import diagnosis
+from pipedoctor.config import Config
+from pipedoctor.pipeline import Analysis
+from pipedoctor.report import Finding, Report, ranked
+from pipedoctor.rules import Selection, run_rules
+
+MEASURED_RULES = "PD3"
+"""Rules that judge the job's measurements rather than a line of code."""
+
+
+class CheckError(RuntimeError):
+    """The check could not measure; ``details`` is the user's own traceback where there is one."""
+
+    def __init__(self, message: str, details: str = "") -> None:
+        super().__init__(message)
+        self.details = details
+
+
+def _only(selection: Selection, prefix: str) -> Selection:
+    if not selection.select:
+        return replace(selection, select=(prefix,))
+    chosen = tuple(c for c in selection.select if c.startswith(prefix) or prefix.startswith(c))
+    return replace(selection, select=chosen or ("-",))  # "-" matches no rule
+
+
+def _without(selection: Selection, prefix: str) -> Selection:
+    return replace(selection, ignore=selection.ignore + (prefix,))
+
+
+def build_report(
+    measurements: dict[str, Any],
+    notes: list[str],
+    selection: Selection,
+    *,
+    file_findings: Sequence[Finding] = (),
+    files: int = 0,
+) -> Report:
+    """The verdict, the scaling sentence and the measured findings, ranked with the file's."""
+    found = diagnosis.verdict(measurements, selection.params.get("PD301"))
+    measurements = dict(measurements)
+    measurements["scaling"] = diagnosis.scaling_sentence(measurements, found)
+    job = run_rules(Analysis("<job>"), "runtime", _only(selection, MEASURED_RULES), measurements)
+    findings = ranked([*job, *file_findings])
+    return Report(
+        findings=findings,
+        files_checked=files,
+        verdict=found,
+        measurements=measurements,
+        notes=list(dict.fromkeys(notes)),
+    )
+
+
+def check(
+    dataset: Any,
+    model: Any = None,
+    *,
+    timeout: float = 60.0,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Report:
+    """Measure a live ``tf.data.Dataset`` (and, with a compiled Keras ``model``, the compute
+    ceiling and real training on a copy of it) and return the :class:`Report`.
+
+    Without a model only the pipeline is measured. The model itself is never trained or
+    changed. Raises :class:`CheckError` when nothing could be measured.
+    """
+    from pipedoctor.config import load_config
+    from pipedoctor.measure.protocol import Budget, MeasureError, run_protocol
+    from pipedoctor.measure.sampling import Sampling
+
+    config = load_config(Path.cwd(), select=select, ignore=ignore)
+    started = time.perf_counter()
+    sampling = Sampling()
+    try:
+        measured = run_protocol(
+            dataset, model, Budget.of(timeout), progress or (lambda _: None), sampling.during
+        )
+    except MeasureError as exc:
+        raise CheckError(str(exc)) from None
+    measurements = {**measured.to_measurements(), **sampling.measurements()}
+    measurements["check_seconds"] = round(time.perf_counter() - started, 1)
+    notes = measured.notes + sampling.notes()
+    if model is None:
+        notes.append("no model given: only the input pipeline was measured")
+    return build_report(measurements, notes, config.selection)
+
+
+def check_script(
+    script: Path,
+    args: Sequence[str],
+    config: Config,
+    *,
+    timeout: float,
+    run_after: bool = False,
+    progress: Callable[[str], None] = lambda _: None,
+    show_output: bool = False,
+) -> Report:
+    """Run ``script`` until it starts training, measure there, and lint it as well."""
+    from pipedoctor.capture.runner import run_script
+    from pipedoctor.lint import decode, display_path, lint_text
+
+    if not script.is_file():
+        raise CheckError(f"no such script: {script}")
+    result = run_script(
+        script, args, timeout=timeout, run_after=run_after, progress=progress,
+        show_output=show_output,
+    )  # fmt: skip
+    if result.status != "ok":
+        details = result.traceback or (result.output_tail if result.status != "interrupted" else "")
+        raise CheckError(result.message, details)
+    measurements = dict(result.measurements)
+    measurements["check_seconds"] = round(result.seconds, 1)
+    shown = display_path(script)
+    text = decode(script.read_bytes(), shown)
+    file_findings: list[Finding] = []
+    if isinstance(text, Finding):
+        file_findings = [text]
+    else:
+        selection = _without(config.selection, MEASURED_RULES)
+        outcome = lint_text(text, shown, selection, ("runtime", "static"), measurements)
+        file_findings = outcome.findings
+    ignored = config.ignored_for(shown)
+    file_findings = [f for f in file_findings if not any(f.rule.startswith(c) for c in ignored)]
+    return build_report(
+        measurements, result.notes, config.selection, file_findings=file_findings, files=1
+    )

@@ -1,0 +1,84 @@
+"""Detectors for the measured rules (PD30x): they read the check's measurements, never time
+anything themselves."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pipedoctor import diagnosis
+from pipedoctor.rules import Context, Hit, detector
+
+
+@detector("PD301")
+def input_bound(context: Context) -> Iterator[Hit]:
+    m = context.measurements
+    if diagnosis.verdict(m, context.params) != diagnosis.INPUT_BOUND:
+        return
+    pipeline, ceiling, training = (
+        m["pipeline_samples_per_s"], m["ceiling_samples_per_s"], m["training_samples_per_s"],
+    )  # fmt: skip
+    yield Hit(
+        None,
+        f"Training reaches {training / ceiling:.0%} of the compute ceiling "
+        f"({training:,.0f} of {ceiling:,.0f} samples/s) and the pipeline alone delivers "
+        f"{pipeline:,.0f} samples/s: adding devices will not help until the pipeline is faster "
+        f"(up to x{ceiling / training:.1f} if it kept up with the model).",
+        gain=round(ceiling / training, 2),
+    )
+
+
+@detector("PD302")
+def host_cpu_saturated(context: Context) -> Iterator[Hit]:
+    m = context.measurements
+    cpu = m.get("host_cpu_percent")
+    if cpu is None or diagnosis.verdict(m) not in (diagnosis.INPUT_BOUND, diagnosis.BALANCED):
+        return
+    if cpu >= context.param("cpu_percent"):
+        cores = (m.get("host") or {}).get("cpu_count")
+        yield Hit(
+            None,
+            f"The host CPUs are {cpu:.0f}% busy during training"
+            + (f" (all {cores} cores)" if cores else "")
+            + ": more parallelism cannot help; cache decoded data, make preprocessing cheaper, "
+            "or move it off this host (tf.data service).",
+        )
+
+
+@detector("PD303")
+def accelerator_idle(context: Context) -> Iterator[Hit]:
+    gpus = context.measurements.get("gpus") or []
+    if not gpus:
+        return
+    idle = context.param("idle_utilization")
+    gap = context.param("straggler_gap")
+    busiest = max(g.get("utilization_mean") or 0.0 for g in gpus)
+    for gpu in gpus:
+        mean = gpu.get("utilization_mean")
+        if mean is None:
+            continue
+        label = f"GPU {gpu.get('index')} ({gpu.get('name', 'GPU')})"
+        if mean < idle:
+            yield Hit(
+                None,
+                f"{label} is busy only {mean:.0f}% of the time during training "
+                f"(p5 {gpu.get('utilization_p5') or 0:.0f}%, "
+                f"p95 {gpu.get('utilization_p95') or 0:.0f}%).",
+            )
+        elif len(gpus) > 1 and busiest - mean > gap:
+            yield Hit(
+                None,
+                f"{label} averages {mean:.0f}% while the busiest GPU averages {busiest:.0f}%: "
+                "a straggler that every synchronous step waits for.",
+            )
+
+
+@detector("PD304")
+def overhead_bound_model(context: Context) -> Iterator[Hit]:
+    step = (context.measurements.get("step_ms") or {}).get("ceiling")
+    if step is not None and step < context.param("min_step_ms"):
+        yield Hit(
+            None,
+            f"A training step on synthetic data takes only {step:.1f} ms: per-step overhead "
+            "(dispatch, synchronisation) is a large share of it, and more devices may be slower. "
+            "Use a larger batch or `steps_per_execution`.",
+        )

@@ -1,0 +1,76 @@
+"""From measured throughputs to a verdict, and what it means for adding devices.
+
+The thresholds are PD301's parameters (``rules/PD301-input-bound.toml``), so the verdict and
+the input-bound finding can never disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+INPUT_BOUND, COMPUTE_BOUND, BALANCED = "input-bound", "compute-bound", "balanced"
+VERDICTS = (INPUT_BOUND, COMPUTE_BOUND, BALANCED)
+
+
+def thresholds(overrides: dict[str, Any] | None = None) -> dict[str, float]:
+    from pipedoctor.rules import load_catalog
+
+    params = dict(load_catalog()["PD301"].params)
+    params.update(overrides or {})
+    return params
+
+
+def verdict(measurements: dict[str, Any], params: dict[str, Any] | None = None) -> str | None:
+    """``input-bound``: training well below the ceiling and the pipeline alone cannot keep up;
+    ``compute-bound``: training reaches the ceiling; ``balanced``: training is below the
+    ceiling although the pipeline alone could keep up (they slow each other down).
+    ``None`` without the three throughputs."""
+    pipeline = measurements.get("pipeline_samples_per_s")
+    ceiling = measurements.get("ceiling_samples_per_s")
+    training = measurements.get("training_samples_per_s")
+    if not pipeline or not ceiling or not training:
+        return None
+    limits = thresholds(params)
+    if training >= limits["training_to_ceiling"] * ceiling:
+        return COMPUTE_BOUND
+    if pipeline < limits["pipeline_to_ceiling"] * ceiling:
+        return INPUT_BOUND
+    return BALANCED
+
+
+def _n(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def scaling_sentence(measurements: dict[str, Any], found: str | None) -> str:
+    """One sentence: what the numbers mean for scaling out."""
+    pipeline = measurements.get("pipeline_samples_per_s")
+    ceiling = measurements.get("ceiling_samples_per_s")
+    training = measurements.get("training_samples_per_s")
+    if found is None:
+        if pipeline:
+            return (
+                f"The input pipeline alone delivers {_n(pipeline)} samples/s; check it with the "
+                "model to see whether that is enough for more devices."
+            )
+        return ""
+    share = training / ceiling
+    if found == INPUT_BOUND:
+        return (
+            f"Training runs at {share:.0%} of what the model can do ({_n(training)} of "
+            f"{_n(ceiling)} samples/s) because the input pipeline delivers only {_n(pipeline)} "
+            "samples/s: more devices will not help until the pipeline is faster; fix it first."
+        )
+    if found == COMPUTE_BOUND:
+        headroom = pipeline / training
+        return (
+            f"Training runs at {share:.0%} of the compute ceiling: the model is the limit, so "
+            f"more devices can help while the pipeline keeps ahead (it has {headroom:.1f}x "
+            "headroom over today's training rate)."
+        )
+    return (
+        f"Training runs at {share:.0%} of the compute ceiling although the pipeline alone "
+        f"({_n(pipeline)} samples/s) and the model alone ({_n(ceiling)}) are each fast enough: "
+        "they compete for the same host, so more devices will not help until the input work "
+        "is made cheaper (cache, lighter preprocessing) or moved off this host."
+    )

@@ -1,0 +1,246 @@
+"""The measurement protocol: the pipeline alone, the compute ceiling, and real training.
+
+All three are measured inside one budget, each to ±5% or until its share of the budget is
+spent. Training runs on a *copy* of the model (same architecture, weights, compile settings,
+mixed-precision policy and distribution strategy), so the user's model is never changed.
+Measurement never judges: it returns numbers and notes, and the rules decide what they mean.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipedoctor.measure.rates import Rate, RateMeter
+
+Progress = Callable[[str], None]
+
+PHASE_SHARE = {"pipeline": 0.3, "ceiling": 0.3, "training": 1.0}
+"""Share of the budget left when each phase starts (training takes what remains)."""
+PHASE_CAP_S = {"pipeline": 12.0, "ceiling": 12.0, "training": 15.0}
+"""No phase needs longer than this to reach ±5% on a typical job; it stops earlier if it can."""
+LONG_RUN_STEPS = 1_000_000
+
+
+class MeasureError(RuntimeError):
+    """Measurement could not go on (the dataset raised, the model could not be copied)."""
+
+
+@dataclass
+class Budget:
+    """A wall-clock deadline shared by every phase of one check."""
+
+    deadline: float
+
+    @classmethod
+    def of(cls, seconds: float) -> Budget:
+        return cls(time.perf_counter() + seconds)
+
+    def left(self) -> float:
+        return max(0.0, self.deadline - time.perf_counter())
+
+    def phase_deadline(self, phase: str) -> float:
+        share = min(self.left() * PHASE_SHARE[phase], PHASE_CAP_S[phase])
+        return time.perf_counter() + share
+
+
+@dataclass
+class Measured:
+    """What the protocol measured; ``to_measurements`` gives the report's keys."""
+
+    batch_size: int | None = None
+    pipeline: Rate | None = None
+    ceiling: Rate | None = None
+    training: Rate | None = None
+    replicas: int = 1
+    strategy: str = "default"
+    element_bytes: int | None = None
+    cardinality: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def to_measurements(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "batch_size": self.batch_size,
+            "replicas": self.replicas,
+            "strategy": self.strategy,
+        }
+        step_ms: dict[str, float] = {}
+        for name in ("pipeline", "ceiling", "training"):
+            rate: Rate | None = getattr(self, name)
+            data[f"{name}_samples_per_s"] = round(rate.samples_per_s, 1) if rate else None
+            data[f"{name}_ci"] = round(rate.ci, 4) if rate and rate.ci is not None else None
+            if rate and self.batch_size and name != "pipeline":
+                step_ms[name] = round(1000.0 * self.batch_size / rate.samples_per_s, 2)
+        if step_ms:
+            data["step_ms"] = step_ms
+        if self.element_bytes is not None:
+            data["batch_bytes"] = self.element_bytes
+        if self.cardinality is not None:
+            data["cardinality"] = self.cardinality
+        data.update(self.extra)
+        return data
+
+
+def samples_in(element: Any) -> int:
+    """The batch size of one dataset element: the leading dimension of its first tensor."""
+    import tensorflow as tf
+
+    for tensor in tf.nest.flatten(element, expand_composites=False):
+        if isinstance(tensor, tf.SparseTensor):
+            return int(tensor.dense_shape[0])
+        shape = getattr(tensor, "shape", None)
+        if shape is not None and shape.rank:
+            return int(shape[0]) if shape[0] is not None else int(tf.shape(tensor)[0])
+    return 1
+
+
+def element_bytes(element: Any) -> int:
+    import tensorflow as tf
+
+    total = 0
+    for tensor in tf.nest.flatten(element, expand_composites=True):
+        if tensor.dtype == tf.string:
+            total += int(tf.reduce_sum(tf.strings.length(tensor)).numpy())
+        else:
+            total += int(tf.size(tensor).numpy()) * tensor.dtype.size
+    return total
+
+
+def endless(dataset: Any, notes: list[str]) -> Any:
+    """The dataset repeated when it is finite, so a measurement never runs out of data."""
+    import tensorflow as tf
+
+    cardinality = int(dataset.cardinality())
+    if cardinality == tf.data.INFINITE_CARDINALITY:
+        return dataset
+    if cardinality >= 0:
+        notes.append(f"the dataset is finite ({cardinality} batches); it was repeated to measure")
+    return dataset.repeat()
+
+
+def _iterate(dataset: Any) -> Iterator[Any]:
+    iterator = iter(dataset)
+    while True:
+        try:
+            yield next(iterator)
+        except StopIteration:
+            return
+        except Exception as exc:  # noqa: BLE001 - the user's pipeline raised: say so plainly
+            raise MeasureError(
+                f"the dataset raised while iterating: {type(exc).__name__}: {exc}"
+            ) from None
+
+
+def measure_pipeline(dataset: Any, deadline: float) -> Rate | None:
+    """Samples per second of the dataset alone, in steady state."""
+    meter = RateMeter(warmup_items=3, warmup_s=0.5)
+    for element in _iterate(dataset):
+        meter.add(time.perf_counter(), samples_in(element))
+        if meter.converged or time.perf_counter() >= deadline:
+            break
+    return meter.rate()
+
+
+def copy_model(model: Any) -> Any:
+    """A fresh copy with the same architecture, weights and compile settings, built under the
+    model's own distribution strategy. The original is only read."""
+    import keras
+
+    if not getattr(model, "compiled", False):
+        raise MeasureError("the model is not compiled: compile it before `fit` or `check`")
+    strategy = model.distribute_strategy
+    try:
+        with strategy.scope():
+            twin = keras.models.clone_model(model)
+            if model.built and not twin.built:
+                twin.build(model.input_shape if hasattr(model, "input_shape") else None)
+            twin.set_weights(model.get_weights())
+            twin.compile_from_config(model.get_compile_config())
+    except Exception as exc:  # noqa: BLE001 - any Keras failure becomes one clear message
+        raise MeasureError(
+            f"cannot copy the model to measure it: {type(exc).__name__}: {exc}"
+        ) from None
+    if not getattr(twin, "compiled", False):
+        raise MeasureError("cannot copy the model's compile settings (custom `compile`)")
+    return twin
+
+
+def measure_fit(twin: Any, dataset: Any, deadline: float, samples_per_step: int) -> Rate | None:
+    """Training samples per second of ``twin`` on ``dataset`` (timed per step, steady state)."""
+    import keras
+
+    meter = RateMeter(warmup_items=2, warmup_s=0.3)
+
+    class StepTimer(keras.callbacks.Callback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.samples = 0
+            self.error: Exception | None = None
+
+        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+            meter.add(time.perf_counter(), self.samples)
+            if meter.converged or time.perf_counter() >= deadline:
+                self.model.stop_training = True
+
+    timer = StepTimer()
+    timer.samples = samples_per_step
+    try:
+        twin.fit(dataset, epochs=1, steps_per_epoch=LONG_RUN_STEPS, verbose=0, callbacks=[timer])
+    except MeasureError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's step failed: report it, not a traceback
+        raise MeasureError(f"a training step failed: {type(exc).__name__}: {exc}") from None
+    return meter.rate()
+
+
+def run_protocol(
+    dataset: Any,
+    model: Any | None,
+    budget: Budget,
+    progress: Progress = lambda _: None,
+    sampling: Callable[[], Any] | None = None,
+) -> Measured:
+    """Pipeline alone, then (with a model) the compute ceiling and real training.
+
+    ``sampling`` is entered around the real training steps (host CPU and GPU samplers); its
+    ``__exit__`` result is not used: the caller reads the samplers afterwards.
+    """
+    import tensorflow as tf
+
+    measured = Measured()
+    data = endless(dataset, measured.notes)
+    progress("measuring the input pipeline alone")
+    first = next(iter(_iterate(data)), None)
+    if first is None:
+        raise MeasureError("the dataset is empty")
+    measured.batch_size = samples_in(first)
+    measured.element_bytes = element_bytes(first)
+    cardinality = int(dataset.cardinality())
+    measured.cardinality = cardinality if cardinality >= 0 else None
+    measured.pipeline = measure_pipeline(data, budget.phase_deadline("pipeline"))
+    if model is None:
+        return measured
+
+    strategy = model.distribute_strategy
+    measured.replicas = int(strategy.num_replicas_in_sync)
+    measured.strategy = type(strategy).__name__.replace("_DefaultDistributionStrategy", "default")
+    twin = copy_model(model)
+    progress("measuring the compute ceiling (synthetic batches, no input cost)")
+    synthetic = tf.data.Dataset.from_tensors(first).repeat()
+    measured.ceiling = measure_fit(
+        twin, synthetic, budget.phase_deadline("ceiling"), measured.batch_size
+    )
+    progress("measuring real training steps")
+    if sampling is not None:
+        with sampling():
+            measured.training = measure_fit(
+                twin, data, budget.phase_deadline("training"), measured.batch_size
+            )
+    else:
+        measured.training = measure_fit(
+            twin, data, budget.phase_deadline("training"), measured.batch_size
+        )
+    return measured

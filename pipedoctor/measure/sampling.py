@@ -1,0 +1,38 @@
+"""Host and GPU samplers around the real training steps, as one context for the protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pipedoctor.measure.samplers import GpuSampler, HostSampler, to_measurements
+
+
+class Sampling:
+    """Start both samplers for the duration of ``during()``; read the summaries afterwards."""
+
+    def __init__(self) -> None:
+        self.gpu_report: Any = None
+        self.host_report: Any = None
+
+    @contextmanager
+    def during(self) -> Iterator[None]:
+        gpu, host = GpuSampler(), HostSampler()
+        gpu.start()
+        host.start()
+        try:
+            yield
+        finally:
+            self.host_report = host.stop()
+            self.gpu_report = gpu.stop()
+
+    def measurements(self) -> dict[str, Any]:
+        if self.gpu_report is None or self.host_report is None:
+            return {}
+        return to_measurements(self.gpu_report, self.host_report)
+
+    def notes(self) -> list[str]:
+        """Nothing beyond the measurements: the GPU note travels as ``gpu_note`` and is shown
+        once, where the GPUs would be."""
+        return []

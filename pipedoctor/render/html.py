@@ -1,0 +1,172 @@
+"""An HTML card for Jupyter: the verdict, the throughputs as bars, GPUs, host CPU and findings.
+
+Self-contained on purpose: a notebook may be viewed offline, sanitized or in a dark theme, so the
+card has no script and no external resource, every style rule is scoped under one root class, and
+colors are neutral enough for light and dark backgrounds (text inherits the notebook's color).
+Everything taken from the report is escaped: paths, messages and GPU names are not ours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from html import escape
+from typing import Any
+
+from pipedoctor.render import sorted_findings, span, title
+from pipedoctor.render.text import (
+    ci_text,
+    gpu_facts,
+    gpu_list,
+    host_cpu,
+    mapping,
+    run_setup,
+    samples,
+    string,
+    summary_line,
+    throughputs,
+)
+from pipedoctor.report import Finding, Report
+
+ROOT = "pipedoctor-card"
+
+_VERDICT_COLORS = {"input-bound": "#d9480f", "compute-bound": "#2b8a3e", "balanced": "#1c7ed6"}
+_NO_VERDICT_COLOR = "#868e96"
+
+# Mid-tone colors: white text on them, and they themselves, read on light and dark backgrounds.
+_STYLE = f"""<style>
+.{ROOT} {{color: inherit; font: 13px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif;
+  border: 1px solid rgba(128, 128, 128, 0.35); border-radius: 6px; padding: 10px 14px;
+  max-width: 56em; margin: 4px 0}}
+.{ROOT} .pd-head {{display: flex; align-items: baseline; gap: 10px; flex-wrap: wrap}}
+.{ROOT} .pd-badge, .{ROOT} .pd-sev {{display: inline-block; color: #fff; border-radius: 4px;
+  padding: 1px 8px; font-weight: 600; white-space: nowrap}}
+.{ROOT} .pd-sev {{font-size: 11px; padding: 0 6px; font-weight: 500}}
+.{ROOT} .pd-sev-error {{background: #e03131}}
+.{ROOT} .pd-sev-warning {{background: #e8590c}}
+.{ROOT} .pd-sev-info {{background: #1098ad}}
+.{ROOT} .pd-muted {{opacity: 0.75}}
+.{ROOT} h4 {{margin: 10px 0 4px; font-size: 13px; color: inherit}}
+.{ROOT} .pd-row {{display: grid; grid-template-columns: 10em 1fr 9em; gap: 8px;
+  align-items: center; margin: 2px 0}}
+.{ROOT} .pd-track {{background: rgba(128, 128, 128, 0.18); border-radius: 3px; height: 12px}}
+.{ROOT} .pd-fill {{height: 100%; border-radius: 3px; background: #868e96}}
+.{ROOT} .pd-fill-pipeline {{background: #e8590c}}
+.{ROOT} .pd-fill-ceiling {{background: #2f9e44}}
+.{ROOT} .pd-fill-training {{background: #1c7ed6}}
+.{ROOT} .pd-fill-fixed_pipeline {{background: #7048e8}}
+.{ROOT} .pd-num {{text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap}}
+.{ROOT} table {{border-collapse: collapse; margin: 2px 0; color: inherit; font-size: 12px}}
+.{ROOT} th, .{ROOT} td {{border-bottom: 1px solid rgba(128, 128, 128, 0.25);
+  padding: 2px 10px 2px 0; text-align: left; background: transparent; color: inherit}}
+.{ROOT} ol, .{ROOT} ul {{margin: 4px 0; padding-left: 1.6em}}
+.{ROOT} li {{margin: 6px 0}}
+.{ROOT} .pd-msg {{white-space: pre-wrap}}
+.{ROOT} code {{display: block; white-space: pre-wrap; margin-top: 2px; padding: 3px 6px;
+  border-radius: 3px; background: rgba(128, 128, 128, 0.15); color: inherit;
+  font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace}}
+.{ROOT} .pd-gain {{font-weight: 600; color: #2f9e44}}
+.{ROOT} .pd-foot {{margin-top: 8px; font-size: 12px}}
+</style>"""
+
+
+def render_html(report: Report) -> str:
+    """The card :meth:`Report._repr_html_` shows; only findings and a summary for a lint."""
+    measurements = mapping(report.measurements)
+    runtime = report.verdict is not None or bool(measurements)
+    parts = [f'<div class="{ROOT}">', _STYLE]
+    if runtime:
+        parts.extend(_header(report.verdict, measurements))
+        parts.extend(_throughput(measurements))
+        parts.extend(_hardware(measurements))
+    parts.extend(_findings(report, ranked=runtime))
+    parts.extend(f'<div class="pd-muted">note: {_e(note)}</div>' for note in report.notes)
+    foot = [summary_line(report)]
+    if runtime and (setup := run_setup(measurements)):
+        foot.append(setup)
+    parts.append(f'<div class="pd-foot pd-muted">{" · ".join(_e(t) for t in foot)}</div>')
+    parts.append("</div>")
+    return "\n".join(parts) + "\n"
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def _header(verdict: str | None, measurements: Mapping[str, Any]) -> list[str]:
+    """The verdict as a colored badge, then what it means for adding devices."""
+    color = _VERDICT_COLORS.get(verdict or "", _NO_VERDICT_COLOR)
+    badge = _e(verdict) if verdict else "no verdict"
+    head = [
+        '<div class="pd-head"><strong>pipedoctor</strong>',
+        f'<span class="pd-badge" style="background: {color}">{badge}</span>',
+    ]
+    if scaling := string(measurements.get("scaling")):
+        head.append(f'<span class="pd-scaling">{_e(scaling)}</span>')
+    return ["".join(head) + "</div>"]
+
+
+def _throughput(measurements: Mapping[str, Any]) -> list[str]:
+    """One bar per measured rate, scaled to the largest, so the bottleneck is seen, not read."""
+    rows = throughputs(measurements)
+    if not rows:
+        return []
+    top = max(row.samples_per_s for row in rows)
+    out = ['<h4>Throughput <span class="pd-muted">(samples/s)</span></h4>']
+    for row in rows:
+        width = 100 * row.samples_per_s / top if top > 0 else 0.0
+        ci = f' <span class="pd-muted">{_e(ci_text(row.ci))}</span>' if row.ci is not None else ""
+        out.append(
+            f'<div class="pd-row pd-{row.key}"><span>{_e(row.label)}</span>'
+            f'<div class="pd-track"><div class="pd-fill pd-fill-{row.key}" '
+            f'style="width: {width:.1f}%"></div></div>'
+            f'<span class="pd-num">{_e(samples(row.samples_per_s))}{ci}</span></div>'
+        )
+    return out
+
+
+def _hardware(measurements: Mapping[str, Any]) -> list[str]:
+    """GPU table (or why there is none) and host CPU: where the time went, device and host."""
+    out = []
+    gpus = gpu_list(measurements)
+    if gpus:
+        out.append('<table class="pd-gpus"><tr><th>GPU</th><th>util mean</th><th>spread</th>')
+        out.append("<th>memory</th><th>PCIe</th></tr>")
+        for position, gpu in enumerate(gpus):
+            facts = gpu_facts(gpu, position)
+            cells = (facts.label, facts.util, facts.spread, facts.memory, facts.pcie)
+            out.append("<tr>" + "".join(f"<td>{_e(c) or '–'}</td>" for c in cells) + "</tr>")
+        out.append("</table>")
+    elif note := string(measurements.get("gpu_note")):
+        out.append(f'<div class="pd-gpu-note">GPUs: {_e(note)}</div>')
+    if cpu := host_cpu(measurements):
+        out.append(f'<div class="pd-host">Host CPU: {_e(cpu)}</div>')
+    return out
+
+
+def _findings(report: Report, *, ranked: bool) -> list[str]:
+    """A check's findings in its ranked order (numbered); a lint's in reading order."""
+    findings = list(report.findings) if ranked else sorted_findings(report)
+    if not findings:
+        return []
+    tag = "ol" if ranked else "ul"
+    items = "\n".join(_finding(finding) for finding in findings)
+    return ["<h4>Findings</h4>", f'<{tag} class="pd-findings">', items, f"</{tag}>"]
+
+
+def _finding(finding: Finding) -> str:
+    """Rule, severity, gain and place on one line; the message; the fix as code to copy."""
+    severity = finding.severity.label
+    head = [
+        f"<strong>{_e(title(finding))}</strong>",
+        f'<span class="pd-sev pd-sev-{severity}">{severity}</span>',
+    ]
+    if finding.gain is not None:
+        head.append(f'<span class="pd-gain">x{finding.gain:.1f}</span>')
+    place = span(finding)
+    if place.path is not None:
+        where = place.path + (f":{place.line}" if place.line is not None else "")
+        head.append(f'<span class="pd-loc pd-muted">{_e(where)}</span>')
+    body = [" ".join(head), f'<div class="pd-msg">{_e(finding.message)}</div>']
+    if finding.fix:
+        body.append(f"<code>{_e(finding.fix)}</code>")
+    return '<li class="pd-finding">' + "".join(body) + "</li>"

@@ -1,0 +1,80 @@
+"""Image classifier from in-memory PNGs, decoded once and cached (fixed twin of
+cache_after_shuffle.py).
+
+Pipeline: PNG bytes and labels -> ``map(decode_and_resize)`` -> cache -> shuffle -> batch ->
+prefetch.
+
+Fixed (PD107 cache-after-random): the deterministic work (decode, resize, scale) is cached
+first and the ``shuffle`` comes after the ``cache()``, so the decoded images are computed once
+but every epoch still draws a fresh order (``reshuffle_each_iteration`` defaults to True).
+"""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+NUM_IMAGES = 2048
+SOURCE_SIZE = 64
+IMAGE_SIZE = 32
+NUM_CLASSES = 4
+BATCH_SIZE = 64
+
+
+def synthesize_png_images(num_images, size, seed=0):
+    """Noisy blocky RGB images whose brighter quadrant is the label, PNG-encoded in memory."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, NUM_CLASSES, size=num_images)
+    coarse = rng.uniform(0, 150, size=(num_images, 8, 8, 3))
+    for i, label in enumerate(labels):
+        rows, cols = divmod(int(label), 2)
+        coarse[i, rows * 4 : (rows + 1) * 4, cols * 4 : (cols + 1) * 4] += 90
+    images = np.repeat(np.repeat(coarse, size // 8, axis=1), size // 8, axis=2)
+    images += rng.normal(0, 10, size=images.shape)
+    images = np.clip(images, 0, 255).astype(np.uint8)
+    encoded = [tf.io.encode_png(image).numpy() for image in images]
+    return encoded, labels.astype(np.int32)
+
+
+def decode_and_resize(png, label):
+    image = tf.io.decode_png(png, channels=3)
+    image = tf.image.resize(image, (IMAGE_SIZE, IMAGE_SIZE))
+    return image / 255.0, label
+
+
+def make_dataset(pngs, labels):
+    ds = tf.data.Dataset.from_tensor_slices((pngs, labels))
+    ds = ds.map(decode_and_resize, num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.cache()  # 2048 decoded 32x32x3 float32 images: about 25 MB
+    ds = ds.shuffle(len(pngs), seed=0)  # after the cache: a new order every epoch
+    ds = ds.batch(BATCH_SIZE)
+    return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def build_model():
+    model = keras.Sequential(
+        [
+            keras.Input(shape=(IMAGE_SIZE, IMAGE_SIZE, 3)),
+            keras.layers.Conv2D(16, 3, strides=2, activation="relu"),
+            keras.layers.Conv2D(32, 3, strides=2, activation="relu"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(NUM_CLASSES),
+        ]
+    )
+    model.compile(
+        optimizer="adam",
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
+    return model
+
+
+def main():
+    keras.utils.set_random_seed(0)
+    pngs, labels = synthesize_png_images(NUM_IMAGES, SOURCE_SIZE)
+    train_ds = make_dataset(pngs, labels)
+    model = build_model()
+    model.fit(train_ds, epochs=3, verbose=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Image classifier with an extra edge-magnitude channel computed in the input pipeline.
+
+Pipeline: uint8 images and labels in memory -> shuffle -> ``map(edge_features)`` (per-image
+standardisation plus a Sobel edge-magnitude channel) -> batch -> prefetch.
+
+Defect (PD108 python-in-pipeline): the features are computed in NumPy and called through
+``tf.numpy_function``. Every element then crosses into the Python interpreter and holds the
+GIL, so ``num_parallel_calls`` cannot run the calls side by side and the map stays
+effectively single-threaded.
+"""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+NUM_IMAGES = 4096
+IMAGE_SIZE = 32
+NUM_CLASSES = 4
+BATCH_SIZE = 64
+
+
+def synthesize_images(num_images, seed=0):
+    """Noisy uint8 images: the label decides whether a bright bar is horizontal or vertical,
+    and whether it sits in the top/left or bottom/right half."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, NUM_CLASSES, size=num_images)
+    images = rng.normal(100, 25, size=(num_images, IMAGE_SIZE, IMAGE_SIZE, 3))
+    for i, label in enumerate(labels):
+        offset = rng.integers(4, 12) + (16 if label % 2 else 0)
+        if label < 2:
+            images[i, offset : offset + 3, :, :] += 90
+        else:
+            images[i, :, offset : offset + 3, :] += 90
+    return np.clip(images, 0, 255).astype(np.uint8), labels.astype(np.int32)
+
+
+def edge_features_numpy(image):
+    """Per-image standardisation plus Sobel edge magnitude of the grey image, in NumPy."""
+    x = image.astype(np.float32)
+    x = (x - x.mean()) / max(x.std(), 1.0 / np.sqrt(x.size))
+    gray = np.pad(x.mean(axis=-1), 1, mode="reflect")
+    dx = (gray[:-2, 2:] + 2 * gray[1:-1, 2:] + gray[2:, 2:]) - (
+        gray[:-2, :-2] + 2 * gray[1:-1, :-2] + gray[2:, :-2]
+    )
+    dy = (gray[2:, :-2] + 2 * gray[2:, 1:-1] + gray[2:, 2:]) - (
+        gray[:-2, :-2] + 2 * gray[:-2, 1:-1] + gray[:-2, 2:]
+    )
+    edges = np.sqrt(dx**2 + dy**2)[..., np.newaxis]
+    return np.concatenate([x, edges], axis=-1).astype(np.float32)
+
+
+def edge_features(image, label):
+    # DEFECT: NumPy code called through the Python interpreter for every single image.
+    features = tf.numpy_function(edge_features_numpy, [image], tf.float32)
+    features.set_shape((IMAGE_SIZE, IMAGE_SIZE, 4))
+    return features, label
+
+
+def make_dataset(images, labels):
+    ds = tf.data.Dataset.from_tensor_slices((images, labels))
+    ds = ds.shuffle(len(images), seed=0)
+    ds = ds.map(edge_features, num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.batch(BATCH_SIZE)
+    return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def build_model():
+    model = keras.Sequential(
+        [
+            keras.Input(shape=(IMAGE_SIZE, IMAGE_SIZE, 4)),
+            keras.layers.Conv2D(16, 3, strides=2, activation="relu"),
+            keras.layers.Conv2D(32, 3, strides=2, activation="relu"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(NUM_CLASSES),
+        ]
+    )
+    model.compile(
+        optimizer="adam",
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
+    return model
+
+
+def main():
+    keras.utils.set_random_seed(0)
+    images, labels = synthesize_images(NUM_IMAGES)
+    train_ds = make_dataset(images, labels)
+    model = build_model()
+    model.fit(train_ds, epochs=2, verbose=2)
+
+
+if __name__ == "__main__":
+    main()
