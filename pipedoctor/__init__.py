@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipedoctor.checker import CheckError, check
 from pipedoctor.report import Finding, Report, Severity
 
 __version__ = "0.1.0"
-__all__ = ["Finding", "Report", "Severity", "__version__", "lint"]
+__all__ = ["CheckError", "Finding", "Report", "Severity", "__version__", "check", "lint"]
 
 
 def lint(

@@ -227,7 +227,7 @@ def gate_failed(report: Report, fail_on: list[str], min_ratio: float | None) -> 
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from pipedoctor.check import CheckError, check_script
+    from pipedoctor.checker import CheckError, check_script
 
     fail_on = split_codes(args.fail_on) or []
     fail_on = [item.lower() for item in fail_on]

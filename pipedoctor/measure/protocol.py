@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,9 +221,11 @@ def run_protocol(
     measured.element_bytes = element_bytes(first)
     cardinality = int(dataset.cardinality())
     measured.cardinality = cardinality if cardinality >= 0 else None
-    measured.pipeline = measure_pipeline(data, budget.phase_deadline("pipeline"))
-    if model is None:
+    if model is None:  # the pipeline is all there is: sample the host while it runs
+        with sampling() if sampling is not None else nullcontext():
+            measured.pipeline = measure_pipeline(data, budget.phase_deadline("training"))
         return measured
+    measured.pipeline = measure_pipeline(data, budget.phase_deadline("pipeline"))
 
     strategy = model.distribute_strategy
     measured.replicas = int(strategy.num_replicas_in_sync)

@@ -166,7 +166,9 @@ class GpuSampler(_Sampler):
 
     PCIe throughput is read only every ``pcie_every``-th tick: NVML measures it by counting bytes
     over a 20 ms window, so it is by far the slowest query, and a device that answers
-    NotSupported is never asked again.
+    NotSupported is never asked again. Each NVML call gives up the GIL and waits to get it back,
+    so while the training thread holds the GIL a tick runs late; that delays our samples, not
+    the training.
 
     ``with GpuSampler() as gpu: ...`` then ``gpu.report``; or ``start()`` and ``stop()``.
     """
@@ -392,10 +394,12 @@ class HostSampler(_Sampler):
 
     CPU % comes from ``psutil.cpu_percent(percpu=True)``, whose "since the last call" state is
     global to the process: another caller in the same process shortens our intervals (the
-    averages stay right). Listing children walks all of ``/proc``, about 100 times the cost of
-    the rest of a sample, so the list is refreshed every ``children_every``-th sample only. The
-    RSS of forked workers counts shared pages once per process, so the total errs high; PSS
-    would not, at the price of reading every ``smaps``.
+    averages stay right). Listing children reads every process's ``/proc/<pid>/stat``: about
+    100 times the cost of the rest of a sample, and far worse while the training thread holds
+    the GIL, since each file read waits for the GIL again (0.5 s and more for 80 processes was
+    seen). So the list is made in ``start()``, before training holds the GIL, and refreshed
+    only every ``children_every_s``. The RSS of forked workers counts shared pages once per
+    process, so the total errs high; PSS would not, at the price of reading every ``smaps``.
 
     ``with HostSampler() as host: ...`` then ``host.report``; or ``start()`` and ``stop()``.
     """
@@ -403,18 +407,20 @@ class HostSampler(_Sampler):
     thread_name = "pipedoctor-host-sampler"
 
     def __init__(
-        self, interval_s: float = 0.2, *, children_every: int = 10, join_timeout_s: float = 2.0
+        self,
+        interval_s: float = 0.2,
+        *,
+        children_every_s: float = 5.0,
+        join_timeout_s: float = 2.0,
     ) -> None:
         super().__init__(interval_s, join_timeout_s)
-        if children_every < 1:
-            raise ValueError(f"children_every must be at least 1, not {children_every}")
-        self.children_every = children_every
+        self.children_every_s = children_every_s
         self.report: HostReport | None = None
         self._psutil: Any = None
         self._process: Any = None
         self._children: list[Any] = []
+        self._children_at = 0.0
         self._samples: list[HostSample] = []
-        self._tick = 0
 
     def __enter__(self) -> HostSampler:
         return self.start()
@@ -440,6 +446,7 @@ class HostSampler(_Sampler):
         except Exception:
             return self
         self._psutil = psutil
+        self.refresh_children()
         self._launch()
         return self
 
@@ -465,12 +472,8 @@ class HostSampler(_Sampler):
         if psutil is None:
             raise RuntimeError("HostSampler.sample_once() needs a started sampler with psutil")
         per_core = tuple(float(v) for v in psutil.cpu_percent(percpu=True))
-        if self._tick % self.children_every == 0:
-            try:
-                self._children = self._process.children(recursive=True)
-            except psutil.Error:
-                pass
-        self._tick += 1
+        if time.monotonic() - self._children_at >= self.children_every_s:
+            self.refresh_children()
         rss = self._process.memory_info().rss
         for child in list(self._children):
             try:
@@ -479,6 +482,14 @@ class HostSampler(_Sampler):
                 self._children.remove(child)
         available = psutil.virtual_memory().available
         return HostSample(time.monotonic(), per_core, rss, available)
+
+    def refresh_children(self) -> None:
+        """List this process's descendants again (multiprocessing workers come and go)."""
+        self._children_at = time.monotonic()
+        try:
+            self._children = self._process.children(recursive=True)
+        except self._psutil.Error:
+            pass
 
     def stop(self) -> HostReport:
         """Stop polling and summarise; a second call returns the same report."""

@@ -1,0 +1,130 @@
+"""`pipedoctor.check(dataset, model)` in-process, on real TensorFlow (CPU) pipelines and models."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+
+import pipedoctor  # noqa: E402
+from pipedoctor.checker import CheckError  # noqa: E402
+
+BATCH = 32
+
+
+def slow_pipeline(elements: int = 4096) -> tf.data.Dataset:
+    """Sequential map whose per-element cost is a fixed sleep: input-bound on any machine."""
+
+    def wait(x):
+        time.sleep(0.002)
+        return x
+
+    def slow(x, y):
+        x = tf.py_function(wait, [x], tf.float32)
+        x.set_shape((16,))
+        return x, y
+
+    x = np.random.default_rng(0).normal(size=(elements, 16)).astype("float32")
+    y = np.zeros((elements,), "int32")
+    return tf.data.Dataset.from_tensor_slices((x, y)).map(slow).batch(BATCH)
+
+
+def fast_pipeline(features: int = 256) -> tf.data.Dataset:
+    x = np.random.default_rng(0).normal(size=(2048, features)).astype("float32")
+    y = np.zeros((2048,), "int32")
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).cache().repeat().batch(BATCH)
+    return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def tiny_model(features: int = 16) -> keras.Model:
+    model = keras.Sequential([keras.Input((features,)), keras.layers.Dense(10)])
+    model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+
+def heavy_model(features: int = 256) -> keras.Model:
+    layers = [keras.layers.Dense(1024, activation="relu") for _ in range(4)]
+    model = keras.Sequential([keras.Input((features,)), *layers, keras.layers.Dense(10)])
+    model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+
+def test_slow_sequential_map_is_input_bound() -> None:
+    report = pipedoctor.check(slow_pipeline(), tiny_model(), timeout=25)
+    m = report.measurements
+    assert report.verdict == "input-bound", m
+    assert m["pipeline_samples_per_s"] < 0.5 * m["ceiling_samples_per_s"]
+    assert report.findings[0].rule == "PD301"  # the most valuable finding comes first
+    assert report.findings[0].gain and report.findings[0].gain > 2
+    assert "will not help" in m["scaling"]
+
+
+def test_cached_pipeline_with_heavy_model_is_compute_bound() -> None:
+    report = pipedoctor.check(fast_pipeline(), heavy_model(), timeout=25)
+    m = report.measurements
+    assert report.verdict == "compute-bound", m
+    assert m["training_samples_per_s"] >= 0.8 * m["ceiling_samples_per_s"]
+    assert all(f.rule != "PD301" for f in report.findings)
+
+
+def test_the_users_model_is_never_changed() -> None:
+    model = tiny_model()
+    model.fit(fast_pipeline(16).take(2), verbose=0)  # optimizer state exists and is non-trivial
+    weights = [w.copy() for w in model.get_weights()]
+    optimizer_state = [v.numpy().copy() for v in model.optimizer.variables]
+    config = json.dumps(model.get_compile_config(), sort_keys=True, default=str)
+    pipedoctor.check(fast_pipeline(16), model, timeout=12)
+    assert all(np.array_equal(a, b) for a, b in zip(weights, model.get_weights(), strict=True))
+    after = [v.numpy() for v in model.optimizer.variables]
+    assert all(np.array_equal(a, b) for a, b in zip(optimizer_state, after, strict=True))
+    assert json.dumps(model.get_compile_config(), sort_keys=True, default=str) == config
+
+
+def test_pipeline_only_without_a_model() -> None:
+    report = pipedoctor.check(fast_pipeline(16), timeout=8)
+    m = report.measurements
+    assert m["pipeline_samples_per_s"] > 0
+    assert m["ceiling_samples_per_s"] is None and report.verdict is None
+    assert any("only the input pipeline" in n for n in report.notes)
+    assert m["gpus"] == [] and m["gpu_note"] == "no NVIDIA GPU visible: GPU sampling skipped"
+
+
+def test_a_short_finite_dataset_is_repeated_and_said_so() -> None:
+    x = np.zeros((64, 16), "float32")
+    report = pipedoctor.check(tf.data.Dataset.from_tensor_slices(x).batch(8), timeout=5)
+    assert report.measurements["pipeline_samples_per_s"] > 0
+    assert any("finite (8 batches)" in n for n in report.notes)
+
+
+def test_a_dataset_that_raises_gets_a_clear_error() -> None:
+    def explode(x):
+        tf.debugging.assert_less(x, tf.constant(10, tf.int64))
+        return x
+
+    ds = tf.data.Dataset.range(100).map(explode).batch(4)
+    with pytest.raises(CheckError, match="the dataset raised while iterating"):
+        pipedoctor.check(ds, timeout=5)
+
+
+def test_an_uncompiled_model_is_refused_with_a_reason() -> None:
+    model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(1)])
+    with pytest.raises(CheckError, match="not compiled"):
+        pipedoctor.check(fast_pipeline(16), model, timeout=8)
+
+
+def test_report_json_has_the_check_keys() -> None:
+    report = pipedoctor.check(fast_pipeline(16), tiny_model(), timeout=12)
+    data = json.loads(report.to_json())
+    assert data["version"] == 1 and data["verdict"] in ("input-bound", "compute-bound", "balanced")
+    for key in (
+        "pipeline_samples_per_s", "ceiling_samples_per_s", "training_samples_per_s",
+        "replicas", "host_cpu_percent", "gpus",
+    ):  # fmt: skip
+        assert key in data["measurements"], key
+    assert data["measurements"]["replicas"] == 1
+    assert "<div" in report._repr_html_() and data["verdict"] in report._repr_html_()

@@ -1,0 +1,146 @@
+"""`pipedoctor check SCRIPT` end to end: real child processes, real scripts, real timeouts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tensorflow")
+
+INPUT_BOUND = """\
+import sys
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+print("epochs from argv:", sys.argv[1:])
+
+
+def wait(x):
+    time.sleep(0.002)
+    return x
+
+
+def slow(x, y):
+    x = tf.py_function(wait, [x], tf.float32)
+    x.set_shape((16,))
+    return x, y
+
+
+x = np.zeros((4096, 16), "float32")
+y = np.zeros((4096,), "int32")
+ds = tf.data.Dataset.from_tensor_slices((x, y)).map(slow).batch(32)
+model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(10)])
+model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+model.fit(ds, epochs=int(sys.argv[2]))
+raise SystemExit("the script must not get here: training was to be stopped")
+"""
+
+
+def check(*args: str, cwd: Path, timeout: float = 150) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pipedoctor", "check", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+    )
+
+
+def test_input_bound_script_json_gate_and_clean_directory(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(INPUT_BOUND)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    done = check(
+        "train.py", "--format", "json", "--timeout", "45", "--fail-on", "input-bound",
+        "--", "--epochs", "5", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-3000:]
+    data = json.loads(done.stdout)  # stdout is only the JSON: progress went to stderr
+    assert data["verdict"] == "input-bound"
+    m = data["measurements"]
+    for key in (
+        "pipeline_samples_per_s",
+        "ceiling_samples_per_s",
+        "training_samples_per_s",
+        "replicas",
+        "host_cpu_percent",
+        "gpus",
+    ):
+        assert key in m
+    assert m["gpus"] == [] and m["gpu_note"] == "no NVIDIA GPU visible: GPU sampling skipped"
+    rules = [f["rule"] for f in data["findings"]]
+    assert rules[0] == "PD301" and "PD102" in rules  # measured and static findings, ranked
+    assert next(f for f in data["findings"] if f["rule"] == "PD102")["path"] == "train.py"
+    assert "gate failed: the verdict is input-bound" in done.stderr
+    assert "measuring" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie left for a container's init to reap does not count)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    return not (status.exists() and "\nState:\tZ" in status.read_text())
+
+
+def test_a_script_that_raises_shows_its_own_traceback(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text(
+        textwrap.dedent(
+            """\
+            def load():
+                raise FileNotFoundError("data/train.csv")
+
+            load()
+            """
+        )
+    )
+    done = check("broken.py", cwd=tmp_path, timeout=60)
+    assert done.returncode == 2
+    assert 'broken.py", line 2, in load' in done.stderr
+    assert "FileNotFoundError: data/train.csv" in done.stderr
+    assert "pipedoctor/" not in done.stderr.replace("pipedoctor: error", "")
+    assert done.stderr.strip().splitlines()[-1].startswith("pipedoctor: error: the script raised")
+
+
+def test_a_script_that_never_trains_times_out_and_leaves_nothing_running(tmp_path: Path) -> None:
+    marker = tmp_path / "child.pid"
+    (tmp_path / "stuck.py").write_text(
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+        f"open({str(marker)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(300)\n"
+    )
+    started = time.monotonic()
+    done = check("stuck.py", "--timeout", "12", cwd=tmp_path, timeout=60)
+    assert done.returncode == 2
+    assert time.monotonic() - started < 30
+    assert "did not start training within 12 s" in done.stderr
+    grandchild = int(marker.read_text())
+    time.sleep(0.5)
+    assert not alive(grandchild)
+
+
+def test_a_script_that_ends_without_training(tmp_path: Path) -> None:
+    (tmp_path / "plain.py").write_text("print('no training here')\n")
+    done = check("plain.py", cwd=tmp_path, timeout=60)
+    assert done.returncode == 2
+    assert "without starting training" in done.stderr
+
+
+def test_missing_script_and_bad_options_are_usage_errors(tmp_path: Path) -> None:
+    assert "no such script" in check("nope.py", cwd=tmp_path).stderr
+    bad = check("nope.py", "--fail-on", "slow", cwd=tmp_path)
+    assert bad.returncode == 2 and "unknown value 'slow'" in bad.stderr
