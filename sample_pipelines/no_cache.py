@@ -4,8 +4,8 @@ Pipeline: PNG bytes and labels -> ``map(decode_and_resize)`` (PNG decode, resize
 scale to [0, 1]) -> shuffle -> batch -> prefetch.
 
 Defect (PD106 missing-cache): the decoded images never change, yet every epoch decodes and
-resizes all of them again. The decoded set is small (a few MB), so it belongs in a ``cache()``
-right after the decode map.
+resizes all of them again. The decoded set is small (about 12 MB), so it belongs in a
+``cache()`` right after the decode map.
 """
 
 import keras

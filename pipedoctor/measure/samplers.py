@@ -127,7 +127,6 @@ class _Sampler:
         self._stop_event = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = False
-        self._stopped = False
 
     @property
     def running(self) -> bool:
@@ -395,11 +394,11 @@ class HostSampler(_Sampler):
     CPU % comes from ``psutil.cpu_percent(percpu=True)``, whose "since the last call" state is
     global to the process: another caller in the same process shortens our intervals (the
     averages stay right). Listing children reads every process's ``/proc/<pid>/stat``: about
-    100 times the cost of the rest of a sample, and far worse while the training thread holds
-    the GIL, since each file read waits for the GIL again (0.5 s and more for 80 processes was
-    seen). So the list is made in ``start()``, before training holds the GIL, and refreshed
-    only every ``children_every_s``. The RSS of forked workers counts shared pages once per
-    process, so the total errs high; PSS would not, at the price of reading every ``smaps``.
+    10 times the cost of the rest of a sample, and far worse while the training thread holds
+    the GIL, since every file read waits for the GIL again (over 0.5 s for 80 processes against
+    a busy Python thread). So the list is made in ``start()``, before training holds the GIL,
+    and refreshed only every ``children_every_s``. The RSS of forked workers counts shared pages
+    once per process, so the total errs high; PSS would not, at the price of reading ``smaps``.
 
     ``with HostSampler() as host: ...`` then ``host.report``; or ``start()`` and ``stop()``.
     """
@@ -501,9 +500,11 @@ class HostSampler(_Sampler):
         if self._psutil is None:
             self.report = HostReport(available=False, note=NO_PSUTIL_NOTE, cpu_count=os.cpu_count())
             return self.report
-        self._halt()
+        halted = self._halt()
         cpu_count = self._psutil.cpu_count() or os.cpu_count()
         self.report = summarize_host(list(self._samples), cpu_count)
+        if not halted:
+            self.report.note = f"host sampler thread still busy after {self.join_timeout_s:g}s"
         return self.report
 
 

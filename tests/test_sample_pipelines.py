@@ -1,0 +1,39 @@
+"""The sample pipelines: each defect draws its rule, each fixed twin draws nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipedoctor import lint
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_pipelines"
+EXPECTED = {
+    "sequential_map": {"PD102"},
+    "missing_prefetch": {"PD101"},
+    "no_cache": {"PD106"},
+    "python_in_pipeline": {"PD108"},
+    "unvectorized_map": {"PD109"},
+    "sequential_reads": {"PD104"},
+    "cache_after_shuffle": {"PD107"},
+    "distributed_batch": {"PD202", "PD203"},
+}
+
+
+def test_every_sample_has_a_fixed_twin_and_an_expectation() -> None:
+    defects = {p.stem for p in SAMPLES.glob("*.py") if not p.stem.endswith("_fixed")}
+    twins = {p.stem.removesuffix("_fixed") for p in SAMPLES.glob("*_fixed.py")}
+    assert defects == twins == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_defect_draws_its_rule(name: str) -> None:
+    report = lint(SAMPLES / f"{name}.py")
+    assert {f.rule for f in report.findings} == EXPECTED[name]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_fixed_twin_is_clean(name: str) -> None:
+    report = lint(SAMPLES / f"{name}_fixed.py")
+    assert report.findings == [], [f"{f.rule}:{f.line} {f.message}" for f in report.findings]
