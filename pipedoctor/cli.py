@@ -157,7 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_argument("--format", choices=("text", "json"), default="text")
 
     explain = commands.add_parser("explain", help="show one rule's documentation")
-    explain.add_argument("rule", metavar="RULE", help="a rule id, e.g. PD102, or its name")
+    explain.add_argument(
+        "rule", nargs="?", metavar="RULE", help="a rule id, e.g. PD102, or its name"
+    )
+    explain.add_argument("--all", action="store_true", help="every rule's page, in id order")
     return parser
 
 
@@ -331,6 +334,11 @@ def rule_page(rule: Rule) -> str:
 
 def run_explain(args: argparse.Namespace) -> int:
     catalog = load_catalog()
+    if args.all:
+        sys.stdout.write("\n".join(rule_page(rule) for rule in catalog.values()))
+        return EXIT_OK
+    if not args.rule:
+        raise UsageError("explain needs a RULE (or --all)")
     wanted = args.rule.strip()
     rule = catalog.get(wanted.upper()) or next(
         (r for r in catalog.values() if r.name == wanted.lower()), None

@@ -144,3 +144,40 @@ def test_missing_script_and_bad_options_are_usage_errors(tmp_path: Path) -> None
     assert "no such script" in check("nope.py", cwd=tmp_path).stderr
     bad = check("nope.py", "--fail-on", "slow", cwd=tmp_path)
     assert bad.returncode == 2 and "unknown value 'slow'" in bad.stderr
+
+
+CUSTOM_LOOP = """\
+import numpy as np
+import tensorflow as tf
+
+strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+x = np.zeros((512, 8), "float32")
+ds = tf.data.Dataset.from_tensor_slices(x).batch(16).prefetch(tf.data.AUTOTUNE)
+for batch in strategy.experimental_distribute_dataset(ds):
+    pass
+"""
+
+
+def test_custom_training_loop_measures_the_pipeline(tmp_path: Path) -> None:
+    (tmp_path / "loop.py").write_text(CUSTOM_LOOP)
+    done = check("loop.py", "--format", "json", "--timeout", "40", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads(done.stdout)
+    assert data["measurements"]["pipeline_samples_per_s"] > 0
+    assert data["measurements"]["ceiling_samples_per_s"] is None
+    assert any("only the input pipeline was measured" in n for n in data["notes"])
+
+
+def test_run_after_lets_the_script_finish_training(tmp_path: Path) -> None:
+    script = INPUT_BOUND.replace(
+        'raise SystemExit("the script must not get here: training was to be stopped")',
+        "open('trained.txt', 'w').write('done')",
+    ).replace("time.sleep(0.002)", "pass")
+    (tmp_path / "train.py").write_text(script)
+    done = check(
+        "train.py", "--format", "json", "--timeout", "60", "--run-after", "--", "x", "1",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout)["verdict"] in ("input-bound", "compute-bound", "balanced")
+    assert (tmp_path / "trained.txt").read_text() == "done"
