@@ -189,7 +189,14 @@ def measure_fit(twin: Any, dataset: Any, deadline: float, samples_per_step: int)
     timer = StepTimer()
     timer.samples = samples_per_step
     try:
-        twin.fit(dataset, epochs=1, steps_per_epoch=LONG_RUN_STEPS, verbose=0, callbacks=[timer])
+        twin.fit(
+            dataset,
+            epochs=1,
+            steps_per_epoch=LONG_RUN_STEPS,
+            verbose=0,
+            shuffle=False,
+            callbacks=[timer],
+        )
     except MeasureError:
         raise
     except Exception as exc:  # noqa: BLE001 - the user's step failed: report it, not a traceback

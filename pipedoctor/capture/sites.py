@@ -1,0 +1,110 @@
+"""Where in the user's code each dataset was made: call sites recorded while the script runs.
+
+``install()`` wraps ``tf.data.Dataset``'s transformations, its static constructors and the
+record readers so that every dataset they return carries the file and line of the first frame
+outside TensorFlow, Keras and pipedoctor. The graph front end then gives each stage it reads
+from a live dataset a line the user can edit, even when the pipeline was built in another
+module, a helper library or a config-driven builder.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pipedoctor.pipeline import Location
+
+SITE_ATTR = "_pipedoctor_site"
+STATIC_SOURCES = (
+    "from_tensor_slices", "from_tensors", "range", "from_generator", "list_files", "zip",
+    "sample_from_datasets", "choose_from_datasets", "counter", "load",
+)  # fmt: skip
+READERS = ("TFRecordDatasetV2", "TextLineDatasetV2", "FixedLengthRecordDatasetV2")
+
+
+def _library_roots() -> tuple[str, ...]:
+    roots = [str(Path(__file__).resolve().parent.parent) + os.sep]
+    for name in ("tensorflow", "keras", "tf_keras", "tensorflow_datasets", "absl"):
+        module = sys.modules.get(name)
+        for path in getattr(module, "__path__", []) or []:
+            roots.append(str(Path(path).resolve()) + os.sep)
+    return tuple(roots)
+
+
+def caller_site(roots: tuple[str, ...]) -> Location | None:
+    """The innermost frame that belongs to the user, not to a library."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(roots) and not filename.startswith("<frozen"):
+            return Location(display(filename), frame.f_lineno)
+        frame = frame.f_back
+    return None
+
+
+def display(filename: str) -> str:
+    try:
+        return Path(filename).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return filename
+
+
+def site_of(dataset: Any) -> Location | None:
+    return getattr(dataset, SITE_ATTR, None)
+
+
+def _recording(function: Callable[..., Any], roots: tuple[str, ...]) -> Callable[..., Any]:
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        result = function(*args, **kwargs)
+        if getattr(result, SITE_ATTR, None) is None and hasattr(result, "_variant_tensor"):
+            try:
+                setattr(result, SITE_ATTR, caller_site(roots))
+            except AttributeError:
+                pass
+        return result
+
+    wrapper.__pipedoctor_original__ = function  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _recording_init(cls: type, roots: tuple[str, ...]) -> None:
+    original = cls.__init__
+
+    @functools.wraps(original)
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        if getattr(self, SITE_ATTR, None) is None:
+            setattr(self, SITE_ATTR, caller_site(roots))
+
+    cls.__init__ = init  # type: ignore[misc]
+
+
+def install() -> None:
+    """Record call sites from now on (idempotent)."""
+    import tensorflow as tf
+    from tensorflow.python.data.ops import readers
+
+    from pipedoctor.static.api import TRANSFORMATIONS
+
+    dataset_cls = tf.data.Dataset
+    if getattr(dataset_cls, "_pipedoctor_sites", False):
+        return
+    roots = _library_roots()
+    for name in TRANSFORMATIONS:
+        method = dataset_cls.__dict__.get(name)
+        if callable(method):
+            setattr(dataset_cls, name, _recording(method, roots))
+    for name in STATIC_SOURCES:
+        raw = dataset_cls.__dict__.get(name)
+        if isinstance(raw, staticmethod):
+            setattr(dataset_cls, name, staticmethod(_recording(raw.__func__, roots)))
+    for name in READERS:
+        reader = getattr(readers, name, None)
+        if reader is not None:
+            _recording_init(reader, roots)
+    dataset_cls._pipedoctor_sites = True  # type: ignore[attr-defined]
