@@ -7,7 +7,6 @@ arrive in one report.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -40,6 +39,19 @@ def _only(selection: Selection, prefix: str) -> Selection:
 
 def _without(selection: Selection, prefix: str) -> Selection:
     return replace(selection, ignore=selection.ignore + (prefix,))
+
+
+def merge(static: list[Finding], graph: list[Finding]) -> list[Finding]:
+    """Static and graph findings as one list: where both saw the same rule on the same line,
+    keep the static one (its exact column) with the graph one's measured gain."""
+    by_place = {(f.rule, f.path, f.line): f for f in graph}
+    merged = []
+    for finding in static:
+        twin = by_place.pop((finding.rule, finding.path, finding.line), None)
+        if twin is not None and twin.gain is not None:
+            finding = replace(finding, gain=twin.gain, end_to_end_gain=twin.end_to_end_gain)
+        merged.append(finding)
+    return merged + list(by_place.values())
 
 
 def build_report(
@@ -81,24 +93,18 @@ def check(
     changed. Raises :class:`CheckError` when nothing could be measured.
     """
     from pipedoctor.config import load_config
-    from pipedoctor.measure.protocol import Budget, MeasureError, run_protocol
-    from pipedoctor.measure.sampling import Sampling
+    from pipedoctor.measure.job import measure_job
+    from pipedoctor.measure.protocol import MeasureError
 
     config = load_config(Path.cwd(), select=select, ignore=ignore)
-    started = time.perf_counter()
-    sampling = Sampling()
     try:
-        measured = run_protocol(
-            dataset, model, Budget.of(timeout), progress or (lambda _: None), sampling.during
-        )
+        job = measure_job(dataset, model, timeout, progress or (lambda _: None), config.selection)
     except MeasureError as exc:
         raise CheckError(str(exc)) from None
-    measurements = {**measured.to_measurements(), **sampling.measurements()}
-    measurements["check_seconds"] = round(time.perf_counter() - started, 1)
-    notes = measured.notes + sampling.notes()
+    notes = list(job.notes)
     if model is None:
         notes.append("no model given: only the input pipeline was measured")
-    return build_report(measurements, notes, config.selection)
+    return build_report(job.measurements, notes, config.selection, file_findings=job.findings)
 
 
 def check_script(
@@ -135,6 +141,8 @@ def check_script(
         selection = _without(config.selection, MEASURED_RULES)
         outcome = lint_text(text, shown, selection, ("runtime", "static"), measurements)
         file_findings = outcome.findings
+    graph_findings = [Finding.from_dict(f) for f in result.findings]
+    file_findings = merge(file_findings, graph_findings)
     ignored = config.ignored_for(shown)
     file_findings = [f for f in file_findings if not any(f.rule.startswith(c) for c in ignored)]
     return build_report(

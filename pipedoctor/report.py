@@ -49,6 +49,9 @@ class Finding:
     end_line: int | None = None
     end_column: int | None = None
     gain: float | None = None
+    """Pipeline throughput with the fix over without it, measured."""
+    end_to_end_gain: float | None = None
+    """What training could gain: min(fixed, ceiling) / min(current, ceiling)."""
 
     def sort_key(self) -> tuple:
         return (self.path or "", self.line or 0, self.column or 0, self.rule)
@@ -56,8 +59,9 @@ class Finding:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["severity"] = self.severity.label
-        if self.gain is None:
-            del data["gain"]
+        for key in ("gain", "end_to_end_gain"):
+            if data[key] is None:
+                del data[key]
         return data
 
     @classmethod
@@ -70,7 +74,9 @@ class Finding:
 
 def ranked(findings: list[Finding]) -> list[Finding]:
     """Most valuable first: the largest measured gain, then severity, then place in the code."""
-    return sorted(findings, key=lambda f: (-(f.gain or 1.0), -f.severity, f.sort_key()))
+    return sorted(
+        findings, key=lambda f: (-(f.end_to_end_gain or f.gain or 1.0), -f.severity, f.sort_key())
+    )
 
 
 @dataclass

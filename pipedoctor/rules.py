@@ -184,10 +184,14 @@ class Selection:
         return not any(rule_id.startswith(p) for p in self.ignore)
 
 
+ALL_RULES = Selection()
+"""The default selection: every rule, default parameters."""
+
+
 def run_rules(
     analysis: Analysis,
     scopes: str | tuple[str, ...],
-    selection: Selection = Selection(),
+    selection: Selection = ALL_RULES,
     measurements: dict[str, Any] | None = None,
 ) -> Iterator[Finding]:
     """Run every enabled rule that supports one of ``scopes`` and yield its findings, deduped.

@@ -181,3 +181,29 @@ def test_run_after_lets_the_script_finish_training(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout)["verdict"] in ("input-bound", "compute-bound", "balanced")
     assert (tmp_path / "trained.txt").read_text() == "done"
+
+
+def test_ctrl_c_stops_the_check_and_its_children(tmp_path: Path) -> None:
+    import signal
+
+    marker = tmp_path / "child.pid"
+    (tmp_path / "stuck.py").write_text(
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+        f"open({str(marker)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(300)\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipedoctor", "check", "stuck.py", "--timeout", "120"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert marker.exists(), "the script never started"
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 2
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    time.sleep(0.5)
+    assert not alive(int(marker.read_text()))

@@ -150,33 +150,25 @@ class Capture:
         self.measure(dataset, model, {"hook": "fit", "given": given})
 
     def measure(self, dataset: Any, model: Any, capture_info: dict[str, Any]) -> None:
-        from pipedoctor.measure.protocol import Budget, MeasureError, run_protocol
-        from pipedoctor.measure.sampling import Sampling
+        from pipedoctor.measure.job import measure_job
+        from pipedoctor.measure.protocol import MeasureError
 
         self.events.send("captured", **capture_info, model=type(model).__name__ if model else None)
-        budget = Budget(time.perf_counter() + max(1.0, self.deadline - time.time()))
-        sampling = Sampling()
         try:
-            measured = run_protocol(
+            job = measure_job(
                 dataset,
                 model,
-                budget,
+                max(1.0, self.deadline - time.time()),
                 progress=lambda message: self.events.send("progress", message=message),
-                sampling=sampling.during,
             )
         except MeasureError as exc:
             raise_error(self.events, str(exc))
             raise CaptureDone from None
-        measurements = measured.to_measurements()
-        measurements.update(sampling.measurements())
-        if model is None:
-            measured.notes.append(
-                "no compiled Keras model was found: only the input pipeline was measured"
-            )
         self.events.send(
             "result",
-            measurements=measurements,
-            notes=measured.notes + sampling.notes(),
+            measurements=job.measurements,
+            notes=job.notes,
+            findings=[f.to_dict() for f in job.findings],
             capture=capture_info,
         )
 

@@ -35,6 +35,7 @@ class CaptureResult:
     measurements: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     capture: dict[str, Any] = field(default_factory=dict)
+    findings: list[dict[str, Any]] = field(default_factory=list)
     traceback: str = ""
     output_tail: str = ""
     seconds: float = 0.0
@@ -178,6 +179,7 @@ def _on_event(
             measurements=event.get("measurements", {}),
             notes=event.get("notes", []),
             capture=event.get("capture", {}),
+            findings=event.get("findings", []),
         )
     elif kind == "error":
         return CaptureResult("error", event.get("message", "the check failed"))

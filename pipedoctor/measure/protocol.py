@@ -18,9 +18,9 @@ from pipedoctor.measure.rates import Rate, RateMeter
 
 Progress = Callable[[str], None]
 
-PHASE_SHARE = {"pipeline": 0.3, "ceiling": 0.3, "training": 1.0}
-"""Share of the budget left when each phase starts (training takes what remains)."""
-PHASE_CAP_S = {"pipeline": 12.0, "ceiling": 12.0, "training": 15.0}
+PHASE_SHARE = {"pipeline": 0.25, "ceiling": 0.25, "training": 0.4}
+"""Share of the budget left when each phase starts; the graph doctor takes what remains."""
+PHASE_CAP_S = {"pipeline": 10.0, "ceiling": 10.0, "training": 12.0}
 """No phase needs longer than this to reach ±5% on a typical job; it stops earlier if it can."""
 LONG_RUN_STEPS = 1_000_000
 

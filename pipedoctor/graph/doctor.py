@@ -1,0 +1,97 @@
+"""The graph doctor: read a live dataset's graph, run the graph rules on it, time each stage and
+each candidate fix, and attach the measured gains to the findings they answer."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pipedoctor.pipeline import Analysis
+from pipedoctor.report import Finding
+from pipedoctor.rules import ALL_RULES, Selection, run_rules
+
+
+@dataclass
+class GraphDiagnosis:
+    findings: list[Finding] = field(default_factory=list)
+    measurements: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def with_gains(findings: list[Finding], fixes: list[dict[str, Any]]) -> list[Finding]:
+    """Each finding gets the measured gain of the fix for its rule at its line."""
+    out = []
+    for finding in findings:
+        match = next(
+            (
+                f
+                for f in fixes
+                if f["rule"] == finding.rule
+                and f["path"] == finding.path
+                and f["line"] == finding.line
+            ),
+            None,
+        )
+        if match is not None:
+            finding = replace(finding, gain=match["gain"], end_to_end_gain=match["end_to_end_gain"])
+        out.append(finding)
+    return out
+
+
+def diagnose(
+    dataset: Any,
+    deadline: float,
+    *,
+    selection: Selection = ALL_RULES,
+    free_ram_bytes: int | None = None,
+    ceiling: float | None = None,
+    sink: str = "fit",
+) -> GraphDiagnosis:
+    """Everything the graph can tell within ``deadline`` (``time.perf_counter()`` based).
+
+    A pipeline that cannot be serialised or rebuilt is not an error: the diagnosis says which
+    part could not be analysed and why, and the caller keeps its other facts and timings.
+    """
+    import tensorflow as tf
+
+    from pipedoctor.graph.frontend import read_dataset
+    from pipedoctor.graph.whatif import evaluate
+
+    result = GraphDiagnosis()
+    try:
+        gp = read_dataset(dataset, sink)
+    except (tf.errors.OpError, ValueError, TypeError, AttributeError, StopIteration) as exc:
+        result.notes.append(
+            f"the pipeline's graph could not be read ({type(exc).__name__}): "
+            "only whole-pipeline timings and static facts are reported"
+        )
+        return result
+    result.notes += gp.notes
+    analysis = Analysis("<graph>", [gp.pipeline])
+    findings = list(run_rules(analysis, "graph", selection))
+    if time.perf_counter() >= deadline - 1.0:
+        result.notes.append(
+            "per-stage rates and what-if fixes: skipped, the check's budget ran out"
+        )
+        result.findings = findings
+        return result
+    try:
+        outcome = evaluate(gp, dataset.element_spec, deadline, free_ram_bytes, ceiling)
+    except (tf.errors.OpError, ValueError, TypeError) as exc:
+        result.notes.append(
+            f"the pipeline could not be rebuilt from its graph to time stages and "
+            f"fixes ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})"
+        )
+        result.findings = findings
+        return result
+    result.notes += outcome.notes
+    result.findings = with_gains(findings, outcome.fixes)
+    result.measurements = {
+        "graph_pipeline_samples_per_s": round(outcome.baseline, 1) if outcome.baseline else None,
+        "stages": outcome.stages,
+        "whatif": outcome.fixes,
+        "fixed_pipeline_samples_per_s": round(outcome.fixed, 1) if outcome.fixed else None,
+        "fixes_applied": outcome.applied,
+    }
+    return result

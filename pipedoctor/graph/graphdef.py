@@ -1,0 +1,330 @@
+"""A live dataset's GraphDef: serialise it, read it, edit it, and rebuild a dataset from it.
+
+Stock TensorFlow only: ``DatasetToGraphV2`` to read, ``DatasetFromGraph`` to rebuild. Edits are
+made on a copy; every new parameter gets a new ``Const`` node (an existing one may be shared).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tensorflow as tf
+from tensorflow.core.framework import attr_value_pb2, graph_pb2, node_def_pb2
+
+GraphDef = graph_pb2.GraphDef
+NodeDef = node_def_pb2.NodeDef
+
+IGNORE_EXTERNAL_STATE = 1
+"""``ExternalStatePolicy.IGNORE``: serialise stateful functions (py_function, random ops)."""
+
+PARAM_POSITIONS: dict[str, dict[str, int]] = {
+    "ParallelMapDatasetV2": {"num_parallel_calls": 0},
+    "PrefetchDataset": {"buffer_size": 0},
+    "BatchDatasetV2": {"batch_size": 0, "drop_remainder": 1},
+    "ParallelBatchDataset": {"batch_size": 0, "num_parallel_calls": 1, "drop_remainder": 2},
+    "PaddedBatchDatasetV2": {"batch_size": 0},
+    "ShuffleDatasetV3": {"buffer_size": 0, "seed": 1, "seed2": 2},
+    "ShuffleDatasetV2": {"buffer_size": 0},
+    "ShuffleAndRepeatDatasetV2": {"buffer_size": 0, "seed": 1, "seed2": 2, "count": 3},
+    "InterleaveDataset": {"cycle_length": 0, "block_length": 1},
+    "ParallelInterleaveDatasetV4": {
+        "cycle_length": 0, "block_length": 1, "buffer_output_elements": 2,
+        "prefetch_input_elements": 3, "num_parallel_calls": 4,
+    },
+    "LegacyParallelInterleaveDatasetV2": {"cycle_length": 0, "block_length": 1},
+    "ShardDataset": {"num_shards": 0, "index": 1},
+    "RepeatDataset": {"count": 0},
+    "TakeDataset": {"count": 0},
+    "SkipDataset": {"count": 0},
+    "CacheDatasetV2": {"filename": 0},
+    "CacheDataset": {"filename": 0},
+}  # fmt: skip
+"""Scalar parameters by position, counted after ``input_dataset`` and captured arguments."""
+
+
+def clean(name: str) -> str:
+    return name.lstrip("^").split(":")[0]
+
+
+def serialize(dataset: Any) -> GraphDef:
+    """The dataset's graph, with stateful functions allowed (they rebuild in this process)."""
+    data = tf.raw_ops.DatasetToGraphV2(
+        input_dataset=dataset._variant_tensor,
+        external_state_policy=IGNORE_EXTERNAL_STATE,
+        strip_device_assignment=False,
+    )
+    graph = GraphDef()
+    graph.ParseFromString(data.numpy())
+    return graph
+
+
+def copy(graph: GraphDef) -> GraphDef:
+    twin = GraphDef()
+    twin.CopyFrom(graph)
+    return twin
+
+
+def nodes(graph: GraphDef) -> dict[str, NodeDef]:
+    return {n.name: n for n in graph.node}
+
+
+def output_node(graph: GraphDef) -> NodeDef:
+    return next(n for n in graph.node if n.op == "_Retval")
+
+
+def is_dataset(node: NodeDef) -> bool:
+    return "Dataset" in node.op
+
+
+def dataset_inputs(graph: GraphDef, node: NodeDef) -> list[NodeDef]:
+    by_name = nodes(graph)
+    found = [by_name[clean(i)] for i in node.input if not i.startswith("^")]
+    return [n for n in found if is_dataset(n)]
+
+
+def chain(graph: GraphDef) -> list[NodeDef]:
+    """Dataset nodes from the source to the output, following each node's first dataset input."""
+    by_name = nodes(graph)
+    current: NodeDef | None = by_name[clean(output_node(graph).input[0])]
+    out: list[NodeDef] = []
+    while current is not None:
+        out.append(current)
+        inputs = dataset_inputs(graph, current)
+        current = inputs[0] if inputs else None
+    return list(reversed(out))
+
+
+def captured(node: NodeDef) -> int:
+    return len(node.attr["Targuments"].list.type) if "Targuments" in node.attr else 0
+
+
+def const_value(node: NodeDef) -> Any:
+    """The Python value of a ``Const`` node (``None`` for resources and non-constants)."""
+    if node.op != "Const":
+        return None
+    tensor = node.attr["value"].tensor
+    if tensor.dtype == tf.resource.as_datatype_enum:
+        return None
+    if tensor.dtype == tf.string.as_datatype_enum:
+        value = tf.io.parse_tensor(tensor.SerializeToString(), tf.string).numpy()
+    else:
+        value = tf.make_ndarray(tensor)
+    if getattr(value, "shape", None) == ():
+        value = value.item() if hasattr(value, "item") else value
+    return value
+
+
+def param(graph: GraphDef, node: NodeDef, name: str) -> Any:
+    """A scalar parameter's value (``None`` when the op has no such parameter)."""
+    position = PARAM_POSITIONS.get(node.op, {}).get(name)
+    if position is None:
+        return None
+    inputs = [i for i in node.input if not i.startswith("^")]
+    index = 1 + captured(node) + position
+    if index >= len(inputs):
+        return None
+    return const_value(nodes(graph)[clean(inputs[index])])
+
+
+def function_ops(graph: GraphDef, name: str, seen: set[str] | None = None) -> list[str]:
+    """Op types inside a library function, nested functions included."""
+    library = {f.signature.name: f for f in graph.library.function}
+    seen = seen if seen is not None else set()
+    if name in seen or name not in library:
+        return []
+    seen.add(name)
+    ops: list[str] = []
+    for node in library[name].node_def:
+        ops.append(node.op)
+        for attr in node.attr.values():
+            if attr.HasField("func"):
+                ops += function_ops(graph, attr.func.name, seen)
+            for func in attr.list.func:
+                ops += function_ops(graph, func.name, seen)
+    return ops
+
+
+def functions_of(node: NodeDef) -> list[str]:
+    return [a.func.name for a in node.attr.values() if a.HasField("func")]
+
+
+def string_consts_feeding(graph: GraphDef, node: NodeDef) -> list[str]:
+    """File names held in string Consts that feed ``node`` (through Identity-like ops)."""
+    by_name = nodes(graph)
+    names: list[str] = []
+    stack = [clean(i) for i in node.input if not i.startswith("^")]
+    seen: set[str] = set()
+    while stack:
+        current = by_name.get(stack.pop())
+        if current is None or current.name in seen:
+            continue
+        seen.add(current.name)
+        if current.op == "Const":
+            value = const_value(current)
+            if value is None:
+                continue
+            values = value.ravel().tolist() if hasattr(value, "ravel") else [value]
+            names += [v.decode() if isinstance(v, bytes) else str(v) for v in values]
+        elif current.op in ("Identity", "Reshape", "ExpandDims", "Squeeze", "TensorSliceDataset"):
+            stack += [clean(i) for i in current.input if not i.startswith("^")]
+    return names
+
+
+def fresh_resources(graph: GraphDef) -> GraphDef:
+    """Replace live resource handles (memory cache, shuffle seed generator) with new ones, so a
+    rebuilt dataset does not share a filled cache or an advanced RNG with the original."""
+    graph = copy(graph)
+    creators = {
+        "CacheDatasetV2": "DummyMemoryCache",
+        "ShuffleDatasetV3": "DummySeedGenerator",
+        "ShuffleAndRepeatDatasetV2": "DummySeedGenerator",
+    }
+    users: dict[str, str] = {}
+    for node in graph.node:
+        for name in node.input:
+            users.setdefault(clean(name), node.op)
+    for node in graph.node:
+        if node.op == "Const" and node.attr["dtype"].type == tf.resource.as_datatype_enum:
+            creator = creators.get(users.get(node.name, ""))
+            if creator:
+                node.op = creator
+                node.attr.clear()
+    return graph
+
+
+def rebuild(graph: GraphDef, element_spec: Any) -> Any:
+    """A dataset from a GraphDef, with the given element structure."""
+    variant = tf.raw_ops.DatasetFromGraph(graph_def=fresh_resources(graph).SerializeToString())
+    return tf.data.experimental.from_variant(variant, element_spec)
+
+
+def truncated(graph: GraphDef, node_name: str) -> GraphDef:
+    """The pipeline cut after ``node_name`` (its output becomes the pipeline's output)."""
+    graph = copy(graph)
+    output_node(graph).input[0] = node_name
+    return graph
+
+
+# --------------------------------------------------------------------------------- edits
+
+
+def _unique(graph: GraphDef, base: str) -> str:
+    names = {n.name for n in graph.node}
+    k = 0
+    while f"{base}/_pd{k}" in names:
+        k += 1
+    return f"{base}/_pd{k}"
+
+
+def add_const(graph: GraphDef, value: Any, dtype: Any) -> str:
+    node = graph.node.add()
+    node.name = _unique(graph, "Const")
+    node.op = "Const"
+    node.attr["dtype"].type = tf.as_dtype(dtype).as_datatype_enum
+    node.attr["value"].tensor.CopyFrom(tf.make_tensor_proto(value, dtype=dtype))
+    return node.name
+
+
+def _insert_input(node: NodeDef, index: int, name: str) -> None:
+    inputs = list(node.input)
+    inputs.insert(index, name)
+    del node.input[:]
+    node.input.extend(inputs)
+
+
+def set_param(graph: GraphDef, node_name: str, name: str, value: int) -> None:
+    node = nodes(graph)[node_name]
+    index = 1 + captured(node) + PARAM_POSITIONS[node.op][name]
+    node.input[index] = add_const(graph, value, tf.int64)
+
+
+def map_to_parallel(graph: GraphDef, node_name: str) -> None:
+    """``MapDataset`` → ``ParallelMapDatasetV2`` with AUTOTUNE, order kept."""
+    node = nodes(graph)[node_name]
+    node.op = "ParallelMapDatasetV2"
+    _insert_input(node, 1 + captured(node), add_const(graph, -1, tf.int64))
+    node.attr.pop("force_synchronous", None)
+    node.attr["deterministic"].s = b"true"
+    node.attr["use_unbounded_threadpool"].b = False
+
+
+def batch_to_parallel(graph: GraphDef, node_name: str) -> None:
+    """``BatchDatasetV2`` → ``ParallelBatchDataset`` with AUTOTUNE, order kept."""
+    node = nodes(graph)[node_name]
+    node.op = "ParallelBatchDataset"
+    _insert_input(node, 2, add_const(graph, -1, tf.int64))
+    node.attr["deterministic"].s = b"true"
+
+
+def interleave_to_parallel(
+    graph: GraphDef, node_name: str, cycle_length: int | None = None
+) -> None:
+    """``InterleaveDataset``/``FlatMapDataset`` → ``ParallelInterleaveDatasetV4`` with AUTOTUNE.
+
+    Order is kept for an interleave; a flat_map given ``cycle_length`` > 1 reads several inputs
+    at once and so changes the order of what it yields.
+    """
+    node = nodes(graph)[node_name]
+    k = 1 + captured(node)
+    if node.op == "FlatMapDataset":
+        _insert_input(node, k, add_const(graph, 1, tf.int64))  # block_length
+        _insert_input(node, k, add_const(graph, cycle_length or 1, tf.int64))
+    node.op = "ParallelInterleaveDatasetV4"
+    _insert_input(node, k + 2, add_const(graph, -1, tf.int64))
+    _insert_input(node, k + 3, add_const(graph, -1, tf.int64))
+    _insert_input(node, k + 4, add_const(graph, -1, tf.int64))
+    node.attr["deterministic"].s = b"true"
+
+
+def _attrs(**values: Any) -> dict[str, attr_value_pb2.AttrValue]:
+    out = {}
+    for key, value in values.items():
+        attr = attr_value_pb2.AttrValue()
+        if isinstance(value, bool):
+            attr.b = value
+        elif isinstance(value, int):
+            attr.i = value
+        out[key] = attr
+    return out
+
+
+def insert_after(
+    graph: GraphDef, target: str, op: str, extra: list[str], attrs: dict[str, Any] | None = None
+) -> str:
+    """Insert ``op(target, *extra)`` and feed every consumer of ``target`` from it instead."""
+    by_name = nodes(graph)
+    new = NodeDef()
+    new.name = _unique(graph, op)
+    new.op = op
+    for node in graph.node:
+        for i, name in enumerate(node.input):
+            if clean(name) == target and not name.startswith("^"):
+                node.input[i] = new.name
+    new.input.extend([target, *extra])
+    source = by_name[target]
+    types = (
+        source.attr["output_types"]
+        if "output_types" in source.attr
+        else source.attr["Toutput_types"]
+    )
+    new.attr["output_types"].CopyFrom(types)
+    new.attr["output_shapes"].CopyFrom(source.attr["output_shapes"])
+    for key, value in (attrs or {}).items():
+        new.attr[key].CopyFrom(value)
+    graph.node.append(new)
+    return new.name
+
+
+def insert_prefetch(graph: GraphDef, target: str) -> str:
+    buffer = add_const(graph, -1, tf.int64)
+    extra = _attrs(legacy_autotune=True, slack_period=0, buffer_size_min=0)
+    return insert_after(graph, target, "PrefetchDataset", [buffer], extra)
+
+
+def insert_cache(graph: GraphDef, target: str) -> str:
+    """An in-memory ``cache()`` after ``target``."""
+    cache = graph.node.add()
+    cache.name = _unique(graph, "DummyMemoryCache")
+    cache.op = "DummyMemoryCache"
+    filename = add_const(graph, "", tf.string)
+    return insert_after(graph, target, "CacheDatasetV2", [filename, cache.name])
