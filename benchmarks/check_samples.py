@@ -46,10 +46,14 @@ def main() -> None:
     names = args.names or sorted(
         p.stem for p in SAMPLES.glob("*.py") if not p.stem.endswith("_fixed")
     )
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}; samples/s; check --timeout {args.timeout:g}")
-    print(f"{'script':<28} {'pipeline':>9} {'ceiling':>9} {'training':>9}  "
-          f"{'verdict':<14} {'wall s':>6}  findings")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; samples/s; check --timeout {args.timeout:g}"
+    )
+    print(
+        f"{'script':<28} {'pipeline':>9} {'ceiling':>9} {'training':>9}  "
+        f"{'verdict':<14} {'wall s':>6}  findings"
+    )
     for name in names:
         for script in (SAMPLES / f"{name}.py", SAMPLES / f"{name}_fixed.py"):
             report, elapsed, error = check(script, args.timeout)

@@ -181,11 +181,15 @@ class Pipeline:
         return seen
 
     def upstream_of(self, stage: Stage) -> list[Stage]:
-        """Stages that run before ``stage`` (nested inputs included), nearest last."""
-        walked = self.walk()
-        for i, candidate in enumerate(walked):
+        """Stages whose output flows into ``stage`` (through ``zip`` inputs too), nearest last.
+        A sibling input of a ``zip`` is not upstream of the other input's stages."""
+        for i, candidate in enumerate(self.stages):
             if candidate is stage:
-                return walked[:i]
+                return Pipeline(self.stages[:i]).walk()
+            for upstream in candidate.inputs:
+                found = upstream.upstream_of(stage)
+                if found or stage in upstream.stages or any(stage is s for s in upstream.walk()):
+                    return found
         return []
 
     def downstream_of(self, stage: Stage) -> list[Stage]:

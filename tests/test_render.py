@@ -223,7 +223,17 @@ def test_sarif_structure() -> None:
     assert log["version"] == "2.1.0"
     assert len(log["runs"]) == 1
     run = log["runs"][0]
-    assert run["invocations"] == [{"executionSuccessful": True}]
+    assert run["invocations"] == [
+        {
+            "executionSuccessful": True,
+            "toolExecutionNotifications": [
+                {
+                    "level": "warning",
+                    "message": {"text": "graph front end skipped: TensorFlow not installed"},
+                }
+            ],
+        }
+    ]
     driver = run["tool"]["driver"]
     assert driver["name"] == "pipedoctor"
     assert driver["informationUri"] == "https://github.com/pipedoctor/pipedoctor"
@@ -329,6 +339,7 @@ def test_github_lines() -> None:
             "::error file=train.py,line=3,col=1,endLine=3,endColumn=40,"
             "title=PD101 shuffle-after-batch::`shuffle` after `batch` shuffles batches."
         ),
+        ("::notice title=pipedoctor::graph front end skipped: TensorFlow not installed"),
     ]
 
 

@@ -71,6 +71,9 @@ class Capture:
         import keras
         import tensorflow as tf
 
+        from pipedoctor.capture import sites
+
+        sites.install()
         capture = self
         original_fit = keras.Model.fit
 

@@ -67,7 +67,8 @@ def lr_not_scaled(context: Context) -> Iterator[Hit]:
             yield Hit(
                 fact.location,
                 f"`{fact.get('name')}` uses {rate}, not scaled with the replica count, and no "
-                "warm-up: the global batch grows with the devices while the step size does not.",
+                "warm-up: when the global batch is scaled with the devices, the step size "
+                "stays the same.",
             )
 
 
@@ -94,7 +95,7 @@ def created_outside_scope(context: Context) -> Iterator[Hit]:
     setup = context.analysis.training
     if not setup.has("strategy"):
         return
-    what = {"model": "The model", "optimizer": "The optimizer", "compile": "`compile`"}
+    what = {"model": "The model", "optimizer": "The optimizer"}
     for kind, label in what.items():
         for fact in setup.of(kind):
             if not fact.get("in_scope") and not fact.get("from_compile"):

@@ -17,6 +17,7 @@ PREFETCHING_SOURCES = DECODING_FACTORIES
 """Keras directory factories already end their dataset with ``prefetch(AUTOTUNE)``."""
 PARALLELISM_PARAMS = ("num_parallel_calls", "num_parallel_reads")
 MAPS = ("map", "map_with_legacy_function")
+BATCHES = ("batch", "padded_batch", "ragged_batch")
 
 
 def stages(context: Context, *ops: str) -> Iterator[tuple[Pipeline, Stage]]:
@@ -39,6 +40,8 @@ def missing_prefetch(context: Context) -> Iterator[Hit]:
     for pipeline in context.analysis.pipelines:
         if pipeline.sink is None or pipeline.source.op == "external" and len(pipeline.stages) == 1:
             continue
+        if pipeline.sink == "variable" and not any(s.op in BATCHES for s in pipeline.stages):
+            continue  # an unbatched dataset in a variable is a file list, a peek, a plot
         ops = [s.op for s in pipeline.stages]
         prefetched = [i for i, op in enumerate(ops) if op == "prefetch"]
         if not prefetched and pipeline.source.op in PREFETCHING_SOURCES:
@@ -80,10 +83,15 @@ def fixed_parallelism(context: Context) -> Iterator[Hit]:
         for name in names:
             value = stage.param(name)
             if isinstance(value, int) and not isinstance(value, bool) and value != AUTOTUNE:
+                why = (
+                    "a fixed buffer: with AUTOTUNE tf.data sizes it to how fast training consumes"
+                    if name == "buffer_size"
+                    else "a fixed number: it neither uses the cores a bigger machine has nor "
+                    "adapts to the load"
+                )
                 yield Hit(
                     stage.location,
-                    f"`{stage.op}` has `{name}={value}`, a fixed number: it neither uses the "
-                    "cores a bigger machine has nor adapts to the load; use `tf.data.AUTOTUNE`.",
+                    f"`{stage.op}` has `{name}={value}`, {why}; use `tf.data.AUTOTUNE`.",
                 )
 
 
@@ -128,13 +136,13 @@ def unsharded_files(context: Context) -> Iterator[Hit]:
                 )
         elif stage.op == "shard":
             upstream = pipeline.upstream_of(stage)
-            read = any(reads_records(s) for s in upstream)
-            parsed = any(s.op in MAPS for s in upstream)
-            if read and parsed:
+            if any(reads_records(s) for s in upstream):
+                parsed = any(s.op in MAPS for s in upstream)
+                work = "reads and parses" if parsed else "reads"
                 yield Hit(
                     stage.location,
-                    "`shard` comes after the records were read and parsed: every worker reads "
-                    "and parses every file, then keeps one record in N.",
+                    f"`shard` comes after the records were read: every worker {work} every "
+                    "file, then keeps one record in N.",
                 )
 
 
@@ -182,7 +190,14 @@ def cache_advice(context: Context, stage: Stage, message: str) -> Hit:
 def cache_after_random(context: Context) -> Iterator[Hit]:
     for pipeline, stage in stages(context, "cache"):
         for upstream in reversed(pipeline.upstream_of(stage)):
-            if upstream.op == "shuffle":
+            if upstream.op == "shuffle" and upstream.param("reshuffle_each_iteration") is False:
+                continue  # the same order every epoch anyway: caching it changes nothing
+            if upstream.op in DECODING_FACTORIES and upstream.param("shuffle", True) is not False:
+                cause = (
+                    f"`{upstream.op}`, which shuffles by default: every epoch replays the "
+                    "first epoch's order"
+                )
+            elif upstream.op == "shuffle":
                 cause = "`shuffle`: every epoch replays the first epoch's order"
             elif upstream.fn is not None and upstream.fn.random:
                 cause = f"a random `{upstream.op}`: every epoch replays the first epoch's draws"
@@ -215,8 +230,11 @@ def unvectorized_map(context: Context) -> Iterator[Hit]:
     for pipeline, stage in stages(context, *MAPS):
         if stage.fn is None or not stage.fn.elementwise:
             continue
+        later_ops = [s.op for s in pipeline.downstream_of(stage)]
+        if "cache" in later_ops:
+            continue  # cached: the map runs once, on the first epoch
         for later in pipeline.downstream_of(stage):
-            if later.op in ("cache", "unbatch"):
+            if later.op == "unbatch":
                 break
             if later.op in ("batch", "padded_batch"):
                 yield Hit(
@@ -252,7 +270,9 @@ def shuffle_after_batch(context: Context) -> Iterator[Hit]:
     for pipeline, stage in stages(context, "shuffle"):
         if stage.param("buffer_size") == 1:
             yield Hit(stage.location, "`shuffle` with a buffer of 1 does not shuffle at all.")
-        elif batched_upstream(pipeline, stage):
+        elif batched_upstream(pipeline, stage) and not any(
+            s.op in BATCHES for s in pipeline.downstream_of(stage)
+        ):  # a later batch means the first one cut sequences into chunks
             yield Hit(
                 stage.location,
                 "`shuffle` after `batch` reorders whole batches: the same examples always "

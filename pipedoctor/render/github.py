@@ -16,8 +16,12 @@ _PROPERTY_ESCAPES = (*_DATA_ESCAPES, (":", "%3A"), (",", "%2C"))
 
 
 def render_github(report: Report) -> str:
-    """One ``::error``/``::warning``/``::notice`` line per finding; "" when there are none."""
-    return "".join(_command(finding) + "\n" for finding in sorted_findings(report))
+    """One ``::error``/``::warning``/``::notice`` line per finding, then one ``::notice`` per
+    note (a file that could not be analysed must not look like a clean pass); "" when there
+    is nothing to say."""
+    lines = [_command(finding) for finding in sorted_findings(report)]
+    lines += [f"::notice title=pipedoctor::{_escape(note, _DATA_ESCAPES)}" for note in report.notes]
+    return "".join(line + "\n" for line in lines)
 
 
 def _command(finding: Finding) -> str:

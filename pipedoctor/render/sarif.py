@@ -44,7 +44,14 @@ def render_sarif(report: Report, rules: Mapping[str, Rule] | None = None) -> str
                         "rules": [_descriptor(rule) for rule in catalog],
                     }
                 },
-                "invocations": [{"executionSuccessful": True}],
+                "invocations": [
+                    {
+                        "executionSuccessful": True,
+                        "toolExecutionNotifications": [
+                            {"level": "warning", "message": {"text": note}} for note in report.notes
+                        ],
+                    }
+                ],
                 "results": [_result(f, index) for f in sorted_findings(report)],
             }
         ],

@@ -56,6 +56,9 @@ INSPECTING_BUILTINS = frozenset(
 )
 CHIEF_WORDS = ("chief", "task_id", "task_type", "worker_index", "rank")
 
+DATASET_FUNCTION_CALLS = frozenset(
+    {"map", "interleave", "flat_map", "filter", "parallel_interleave", "map_and_batch"}
+)
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 RELEVANT_WORD = re.compile(r"Dataset|dataset|Strategy|strategy|tfds|^ds$|^fit$")
 
@@ -117,6 +120,7 @@ class ModuleInterpreter:
         if self.text is None or "update_state" in self.text:
             self.scan_metrics()
         self.exec_block(self.tree.body, self.module)
+        self.map_functions |= self.functions_given_to_datasets()
         relevant = self.relevant_functions()
         for function, owner in self.entry_functions():
             if function in relevant and function not in self.executed | self.map_functions:
@@ -173,6 +177,39 @@ class ModuleInterpreter:
             )
         )
         yield from ordered
+
+    def functions_given_to_datasets(self) -> set[ast.AST]:
+        """Module functions passed by name to ``map``/``interleave``/``flat_map``/``filter``
+        (or ``parallel_interleave``): they run per element, not as code that builds pipelines."""
+        if self.text is not None and not any(
+            w in self.text for w in ("map(", "interleave", "filter(")
+        ):
+            return set()
+        names: set[str] = set()
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+                called = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+                if called in DATASET_FUNCTION_CALLS:
+                    for arg in [
+                        *node.args[:1],
+                        *(
+                            k.value
+                            for k in node.keywords
+                            if k.arg in ("map_func", "predicate", "func")
+                        ),
+                    ]:
+                        if isinstance(arg, ast.Name):
+                            names.add(arg.id)
+                        elif isinstance(arg, ast.Attribute):
+                            names.add(arg.attr)
+        found: set[ast.AST] = set()
+        for value in self.module.vars.values():
+            if isinstance(value, Func) and isinstance(value.node, FunctionNode):
+                if value.node.name in names:
+                    found.add(value.node)
+            elif isinstance(value, ClassInfo):
+                found |= {m for n, m in value.methods.items() if n in names}
+        return found
 
     def relevant_functions(self) -> set[FunctionNode]:
         """Functions whose analysis can find something: those that name a dataset or strategy
@@ -351,7 +388,11 @@ class ModuleInterpreter:
             scopes = 0
             for item in stmt.items:
                 value = self.eval(item.context_expr, frame)
-                if isinstance(value, Obj) and value.kind == "scope":
+                if (
+                    isinstance(value, Obj)
+                    and value.kind == "scope"
+                    or self.is_scope_call(item.context_expr)
+                ):
                     scopes += 1
                 if item.optional_vars is not None:
                     self.bind(item.optional_vars, OPAQUE, frame)
@@ -374,6 +415,16 @@ class ModuleInterpreter:
             self.eval(stmt.subject, frame)
             for case in stmt.cases:
                 self.exec_block(case.body, frame)
+
+    @staticmethod
+    def is_scope_call(expr: ast.expr) -> bool:
+        """``with <anything>.scope():``: strategies are what have a ``scope()`` to enter, even
+        when the strategy came from a branch or a helper the analysis could not follow."""
+        return (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Attribute)
+            and expr.func.attr == "scope"
+        )
 
     @staticmethod
     def mentions_chief(test: ast.expr) -> bool:
@@ -772,13 +823,21 @@ class ModuleInterpreter:
         return UNKNOWN
 
     @staticmethod
-    def files(value: Value) -> Files:
+    def files(value: Value, node: ast.expr | None = None) -> Files:
         if isinstance(value, Const) and isinstance(value.value, str):
             return Files(1, literal=True)
         if isinstance(value, Seq):
             literal = all(isinstance(i, Const) and isinstance(i.value, str) for i in value.items)
             return Files(len(value.items), literal=literal)
-        return Files(None)
+        if (
+            isinstance(value, Pipeline)
+            or node is None
+            or not isinstance(node, (ast.Name, ast.Attribute))
+        ):
+            return Files(None)  # a dataset of names, a glob, a comprehension: several
+        name = (node.id if isinstance(node, ast.Name) else node.attr).lower()
+        plural = name.endswith("s") or any(w in name for w in ("files", "pattern", "glob", "list"))
+        return Files(None) if plural else Files(1)
 
     def dataset_inputs(self, args: list[Value]) -> Iterator[Pipeline]:
         for value in args:
@@ -795,7 +854,15 @@ class ModuleInterpreter:
         inputs: tuple[Pipeline, ...] = ()
         if op in ("zip", "sample_from_datasets", "choose_from_datasets"):
             inputs = tuple(self.dataset_inputs(args + list(kwargs.values())))
-        stage = Stage(op, self.to_params(params), fn, inputs, self.location(node))
+        converted = self.to_params(params)
+        if "filenames" in params:
+            syntax = (
+                node.args[0]
+                if node.args
+                else next((k.value for k in node.keywords if k.arg == "filenames"), None)
+            )
+            converted["filenames"] = self.files(params["filenames"], syntax)
+        stage = Stage(op, converted, fn, inputs, self.location(node))
         pipeline = self.new_pipeline(Pipeline((stage,)))
         if op == "tfds.load":
             split = kwargs.get("split")
@@ -818,6 +885,8 @@ class ModuleInterpreter:
         if name in api.SOURCES:
             return self.source(node, api.SOURCES[name], args, kwargs)
         short = name.rsplit(".", 1)[-1]
+        if name == "tensorflow.distribute.get_strategy":
+            return Obj("strategy", "default")
         if name.startswith("tensorflow.distribute.") and short in api.STRATEGIES:
             self.fact("strategy", node, name=short, multi=short in api.MULTI_REPLICA_STRATEGIES)
             return Obj("strategy", short)
@@ -840,8 +909,10 @@ class ModuleInterpreter:
         if name in api.LOADED_MODELS:
             return Obj("model", short)
         if name in api.KERAS_MODELS or name.startswith("keras.applications."):
-            self.fact("model", node, name=short)
-            random = any(self.is_random_layer(v) for v in self.flatten(args))
+            layers = [v for v in self.flatten(args) if isinstance(v, Obj) and v.kind == "layer"]
+            random = any(self.is_random_layer(v) for v in layers)
+            if not (layers and all(self.is_random_layer(v) for v in layers)):
+                self.fact("model", node, name=short)  # an all-augmentation Sequential is no model
             return Obj("model", short, (("random", random),))
         if name.startswith("keras.layers."):
             return self.layer(node, name, kwargs)

@@ -21,3 +21,6 @@ records = files.interleave(tf.data.TFRecordDataset, num_parallel_calls=AUTO)
 parsed = records.map(parse, num_parallel_calls=AUTO)
 # ruleid: PD105
 late = parsed.shard(num_shards=2, index=1)
+# Read, not even parsed, before sharding: still every worker reads every file.
+# ruleid: PD105
+raw_late = tf.data.TFRecordDataset(["/data/a.rec", "/data/b.rec"], num_parallel_reads=AUTO).shard(2, 0)

@@ -27,3 +27,15 @@ c = base.map(lambda x, y: (flip(x), y), num_parallel_calls=AUTO).cache().prefetc
 d = base.cache().shuffle(8).map(augment, num_parallel_calls=AUTO).batch(4).prefetch(AUTO)
 # ok: PD107
 e = base.map(fixed_crop, num_parallel_calls=AUTO).cache().batch(4).prefetch(AUTO)
+# The same order every epoch anyway: caching it freezes nothing.
+# ok: PD107
+f = base.shuffle(8, reshuffle_each_iteration=False).cache().batch(4).prefetch(AUTO)
+# A random map in one zip input is not upstream of a cache in the other.
+randomized = base.map(augment, num_parallel_calls=AUTO)
+# ok: PD107
+g = tf.data.Dataset.zip((randomized, base.cache())).batch(4).prefetch(AUTO)
+# image_dataset_from_directory shuffles unless told not to.
+# ruleid: PD107
+h = keras.utils.image_dataset_from_directory("photos/").cache().prefetch(AUTO)
+# ok: PD107
+i = keras.utils.image_dataset_from_directory("photos/", shuffle=False).cache().prefetch(AUTO)

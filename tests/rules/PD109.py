@@ -25,3 +25,6 @@ c = base.map(normalize, num_parallel_calls=AUTO).cache().batch(4).prefetch(AUTO)
 d = base.map(decode, num_parallel_calls=AUTO).batch(4).prefetch(AUTO)
 # ruleid: PD109
 e = base.map(lambda x, y: (tf.clip_by_value(x, 0, 1), y), num_parallel_calls=AUTO).batch(4)
+# Cached after batching: the map runs once, on the first epoch.
+# ok: PD109
+f = base.map(normalize, num_parallel_calls=AUTO).batch(4).cache().prefetch(AUTO)

@@ -11,3 +11,7 @@ b = base.shuffle(buffer_size=1).batch(10)
 c = base.shuffle(100).batch(10).prefetch(AUTO)
 # ok: PD111
 d = base.batch(10).unbatch().shuffle(100)
+# Cutting a stream into sequences, then shuffling and batching those: not a shuffle of batches.
+chunks = base.batch(101, drop_remainder=True)
+# ok: PD111
+e = chunks.shuffle(1000).batch(64).prefetch(AUTO)
