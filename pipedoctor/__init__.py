@@ -12,7 +12,18 @@ from pipedoctor.checker import CheckError, check
 from pipedoctor.report import Finding, Report, Severity
 
 __version__ = "0.1.0"
-__all__ = ["CheckError", "Finding", "Report", "Severity", "__version__", "check", "lint"]
+__all__ = [
+    "CheckError", "Finding", "Report", "Severity", "__version__", "check", "lint", "optimize",
+]  # fmt: skip
+
+
+def optimize(dataset, *, timeout: float = 30.0):  # noqa: ANN001, ANN201 - tf types stay lazy
+    """The dataset rebuilt with every safe, measured fix (parallel map/interleave/batch,
+    AUTOTUNE, a final prefetch, a cache that fits in RAM); see ``pipedoctor_rewrites`` on the
+    result for what changed. Needs TensorFlow (``pip install 'pipedoctor[tf]'``)."""
+    from pipedoctor.graph.doctor import optimize as run
+
+    return run(dataset, timeout=timeout)
 
 
 def lint(

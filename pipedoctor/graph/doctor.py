@@ -95,3 +95,33 @@ def diagnose(
         "fixes_applied": outcome.applied,
     }
     return result
+
+
+def optimize(dataset: Any, *, timeout: float = 30.0, free_ram_bytes: int | None = None) -> Any:
+    """The dataset rebuilt with every safe fix that measurably helps (order kept), within
+    ``timeout`` seconds of measuring. The rewrites made are listed in the returned dataset's
+    ``pipedoctor_rewrites``; rewrites that could change what the pipeline yields are never made.
+    """
+    from pipedoctor.graph import graphdef
+    from pipedoctor.graph.frontend import read_dataset
+    from pipedoctor.graph.whatif import evaluate, rewritten
+
+    gp = read_dataset(dataset, sink=None)
+    if free_ram_bytes is None:
+        free_ram_bytes = _free_ram()
+    outcome = evaluate(gp, dataset.element_spec, time.perf_counter() + timeout, free_ram_bytes)
+    if not outcome.chosen:
+        optimized = dataset
+    else:
+        optimized = graphdef.rebuild(rewritten(gp, outcome.chosen), dataset.element_spec)
+    optimized.pipedoctor_rewrites = list(outcome.applied)
+    optimized.pipedoctor_notes = list(outcome.notes)
+    return optimized
+
+
+def _free_ram() -> int | None:
+    try:
+        import psutil
+    except ImportError:
+        return None
+    return int(psutil.virtual_memory().available)

@@ -48,6 +48,8 @@ class WhatIfResult:
     fixes: list[dict[str, Any]] = field(default_factory=list)
     fixed: float | None = None
     applied: list[str] = field(default_factory=list)
+    chosen: list[Candidate] = field(default_factory=list)
+    """The safe fixes that paid off, in the order they are applied."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -258,6 +260,7 @@ def evaluate(
         fill = max(c.fill_elements for c in safe_fixes)
         result.fixed = _time_rewrite(gp, safe_fixes, element_spec, batched, fill)
         result.applied = [c.title for c in safe_fixes]
+        result.chosen = safe_fixes
     elif safe_fixes:
         result.notes.append("all safe fixes together: skipped, the check's budget ran out")
     return result

@@ -1,0 +1,150 @@
+"""The graph front end and the what-if rewrites, on real tf.data pipelines (TensorFlow, CPU)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+import pipedoctor  # noqa: E402
+from pipedoctor.capture import sites  # noqa: E402
+from pipedoctor.graph import graphdef as g  # noqa: E402
+from pipedoctor.graph.doctor import diagnose  # noqa: E402
+from pipedoctor.graph.frontend import read_dataset  # noqa: E402
+from pipedoctor.graph.whatif import candidates, evaluate, rewritten  # noqa: E402
+from pipedoctor.pipeline import AUTOTUNE, Analysis, Files  # noqa: E402
+from pipedoctor.rules import run_rules  # noqa: E402
+
+sites.install()
+
+
+def records(tmp_path: Path, files: int = 3, per_file: int = 40) -> list[str]:
+    paths = []
+    for i in range(files):
+        path = tmp_path / f"part-{i}.tfrecord"
+        with tf.io.TFRecordWriter(str(path)) as writer:
+            for j in range(per_file):
+                writer.write(tf.io.serialize_tensor(tf.constant([float(i * 100 + j)] * 4)).numpy())
+        paths.append(str(path))
+    return paths
+
+
+def parse(record):
+    return tf.io.parse_tensor(record, tf.float32)
+
+
+def first(dataset, n: int) -> list[np.ndarray]:
+    return [np.asarray(x) for x in dataset.take(n)]
+
+
+def test_reads_exact_parameters_files_functions_and_call_sites(tmp_path: Path) -> None:
+    files = records(tmp_path)
+    ds = tf.data.TFRecordDataset(files).map(parse).shuffle(16).batch(8)
+    ds = ds.map(lambda x: x * 2.0, num_parallel_calls=2).prefetch(3)
+    gp = read_dataset(ds)
+    ops = [s.op for s in gp.pipeline.stages]
+    assert ops == ["TFRecordDataset", "map", "shuffle", "batch", "map", "prefetch"]
+    reader, decode, shuffle, batch, scale, prefetch = gp.pipeline.stages
+    assert reader.params["filenames"] == Files(3, literal=True)
+    assert reader.params["file_bytes"] == sum(Path(f).stat().st_size for f in files)
+    assert "num_parallel_reads" not in reader.params
+    assert "num_parallel_calls" not in decode.params and decode.fn.decodes
+    assert scale.params["num_parallel_calls"] == 2 and scale.fn.elementwise
+    assert shuffle.params["buffer_size"] == 16 and batch.params["batch_size"] == 8
+    assert prefetch.params["buffer_size"] == 3
+    assert decode.location.path.endswith("test_graph.py")  # the line that built it, not TF's
+    assert decode.location.line == scale.location.line - 1
+
+
+def test_graph_rules_see_what_the_source_hid() -> None:
+    def build_elsewhere():  # as a helper library or a config-driven builder would
+        def noisy(x):
+            return x + tf.random.uniform(())
+
+        base = tf.data.Dataset.range(64).map(lambda x: tf.cast(x, tf.float32))
+        return base.map(noisy, num_parallel_calls=AUTOTUNE).cache().batch(8)
+
+    gp = read_dataset(build_elsewhere())
+    rules = {f.rule for f in run_rules(Analysis("x", [gp.pipeline]), "graph")}
+    assert {"PD101", "PD102", "PD107"} <= rules
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: tf.data.Dataset.range(200).map(lambda x: x * 3).batch(7),
+        lambda: tf.data.Dataset.range(200).map(lambda x: x + 1, num_parallel_calls=2).prefetch(2),
+        lambda: tf.data.Dataset.range(20).interleave(
+            lambda x: tf.data.Dataset.range(x, x + 5), cycle_length=3, block_length=2
+        ),
+        lambda: tf.data.Dataset.from_tensor_slices(
+            tf.io.encode_png(tf.zeros((30, 8, 8, 3), tf.uint8)[0])[None]
+        ).repeat(30).map(tf.io.decode_png),
+    ],
+    ids=["sequential-map+batch", "fixed-parallelism+prefetch", "interleave", "decode+cache"],
+)
+def test_every_rewrite_keeps_what_the_pipeline_yields(build) -> None:
+    ds = build()
+    gp = read_dataset(ds)
+    expected = first(ds, 25)
+    found = candidates(gp, free_ram_bytes=10**10)
+    assert found
+    for candidate in found:
+        assert candidate.safe, candidate.title
+        rebuilt = g.rebuild(rewritten(gp, [candidate]), ds.element_spec)
+        got = first(rebuilt, 25)
+        assert len(got) == len(expected)
+        assert all(np.array_equal(a, b) for a, b in zip(expected, got, strict=True)), candidate.title
+    together = g.rebuild(rewritten(gp, found), ds.element_spec)
+    assert all(np.array_equal(a, b) for a, b in zip(expected, first(together, 25), strict=True))
+
+
+def test_parallel_reads_reorder_so_they_are_only_advised(tmp_path: Path) -> None:
+    ds = tf.data.TFRecordDataset(records(tmp_path)).map(parse, num_parallel_calls=AUTOTUNE)
+    gp = read_dataset(ds)
+    (reads,) = [c for c in candidates(gp, None) if c.rule == "PD104"]
+    assert not reads.safe
+    rebuilt = g.rebuild(rewritten(gp, [reads]), ds.element_spec)
+    before = sorted(float(x[0]) for x in ds)
+    after = [float(x[0]) for x in rebuilt]
+    assert sorted(after) == before and after != sorted(after)
+
+
+def slow(x):
+    def wait(v):
+        time.sleep(0.003)
+        return v
+
+    y = tf.py_function(wait, [x], tf.int64)
+    y.set_shape(())
+    return y
+
+
+def test_attribution_names_the_slow_stage_and_fixes_carry_gains() -> None:
+    ds = tf.data.Dataset.range(100_000).map(lambda x: x + 1).map(slow).batch(16)
+    gp = read_dataset(ds)
+    outcome = evaluate(gp, ds.element_spec, time.perf_counter() + 25, free_ram_bytes=None)
+    limiting = [s for s in outcome.stages if s["limiting"]]
+    assert [s["index"] for s in limiting] == [2], outcome.stages
+    parallel = [f for f in outcome.fixes if f["rule"] == "PD102" and "stage 2" in f["title"]]
+    assert parallel and parallel[0]["gain"] > 1.3, outcome.fixes
+    assert outcome.fixed and outcome.fixed > outcome.baseline
+
+
+def test_optimize_applies_safe_fixes_and_keeps_the_elements() -> None:
+    ds = tf.data.Dataset.range(30_000).map(slow).batch(16)
+    optimized = pipedoctor.optimize(ds, timeout=20)
+    assert any("parallel `map`" in r for r in optimized.pipedoctor_rewrites)
+    assert all(
+        np.array_equal(a, b) for a, b in zip(first(ds, 10), first(optimized, 10), strict=True)
+    )
+
+
+def test_what_cannot_be_read_is_said_not_raised() -> None:
+    result = diagnose(object(), time.perf_counter() + 5)
+    assert result.findings == [] and result.measurements == {}
+    assert "could not be read" in result.notes[0]
