@@ -81,9 +81,13 @@ def test_graph_rules_see_what_the_source_hid() -> None:
         lambda: tf.data.Dataset.range(20).interleave(
             lambda x: tf.data.Dataset.range(x, x + 5), cycle_length=3, block_length=2
         ),
-        lambda: tf.data.Dataset.from_tensor_slices(
-            tf.io.encode_png(tf.zeros((30, 8, 8, 3), tf.uint8)[0])[None]
-        ).repeat(30).map(tf.io.decode_png),
+        lambda: (
+            tf.data.Dataset.from_tensor_slices(
+                tf.io.encode_png(tf.zeros((30, 8, 8, 3), tf.uint8)[0])[None]
+            )
+            .repeat(30)
+            .map(tf.io.decode_png)
+        ),
     ],
     ids=["sequential-map+batch", "fixed-parallelism+prefetch", "interleave", "decode+cache"],
 )
@@ -98,7 +102,9 @@ def test_every_rewrite_keeps_what_the_pipeline_yields(build) -> None:
         rebuilt = g.rebuild(rewritten(gp, [candidate]), ds.element_spec)
         got = first(rebuilt, 25)
         assert len(got) == len(expected)
-        assert all(np.array_equal(a, b) for a, b in zip(expected, got, strict=True)), candidate.title
+        assert all(np.array_equal(a, b) for a, b in zip(expected, got, strict=True)), (
+            candidate.title
+        )
     together = g.rebuild(rewritten(gp, found), ds.element_spec)
     assert all(np.array_equal(a, b) for a, b in zip(expected, first(together, 25), strict=True))
 

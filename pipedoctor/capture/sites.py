@@ -35,15 +35,32 @@ def _library_roots() -> tuple[str, ...]:
     return tuple(roots)
 
 
+DEMO_DIR = str(Path(__file__).resolve().parent.parent / "demo") + os.sep
+"""The bundled demo lives inside the package but is user code for this purpose."""
+
+
 def caller_site(roots: tuple[str, ...]) -> Location | None:
     """The innermost frame that belongs to the user, not to a library."""
     frame = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(roots) and not filename.startswith("<frozen"):
-            return Location(display(filename), frame.f_lineno)
+        library = filename.startswith(roots) and not filename.startswith(DEMO_DIR)
+        if not library and not filename.startswith("<frozen"):
+            return Location(display(filename), frame.f_lineno, _column(frame))
         frame = frame.f_back
     return None
+
+
+def _column(frame: Any) -> int:
+    """1-based column of the call being made in ``frame`` (Python 3.11+), else 1."""
+    positions = getattr(frame.f_code, "co_positions", None)
+    if positions is None:
+        return 1
+    try:
+        _, _, column, _ = list(positions())[frame.f_lasti // 2]
+    except (IndexError, ValueError):
+        return 1
+    return (column or 0) + 1
 
 
 def display(filename: str) -> str:
