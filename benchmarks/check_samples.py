@@ -4,7 +4,7 @@ For each script: the three throughputs (samples/s), the verdict, the findings, a
 own wall time; each defective script sits next to its fixed twin, so the table shows whether
 the fix paid off on this machine.
 
-    python benchmarks/check_samples.py [--timeout 90] [NAME ...]
+    python benchmarks/check_samples.py [--timeout 120] [NAME ...]
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_pipelines"
 
 
 def check(script: Path, timeout: float) -> tuple[dict, float, str]:
+    """The JSON report of one check, its wall time, and the error line when it failed."""
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "pipedoctor", "check", str(script), "--format", "json",
@@ -38,25 +39,24 @@ def rate(value: float | None) -> str:
     return f"{value:>9,.0f}" if value else f"{'-':>9}"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("names", nargs="*", help="sample names (default: all)")
-    parser.add_argument("--timeout", type=float, default=90.0)
-    args = parser.parse_args()
-    names = args.names or sorted(
-        p.stem for p in SAMPLES.glob("*.py") if not p.stem.endswith("_fixed")
-    )
+def sample_names(chosen: list[str]) -> list[str]:
+    return chosen or sorted(p.stem for p in SAMPLES.glob("*.py") if not p.stem.endswith("_fixed"))
+
+
+def run_all(names: list[str], timeout: float) -> dict[str, tuple[dict, float, str]]:
+    """Check every defect and its twin, printing the table as the results come in."""
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}; samples/s; check --timeout {args.timeout:g}"
+        f"{platform.python_version()}; samples/s; check --timeout {timeout:g}"
     )
     print(
         f"{'script':<28} {'pipeline':>9} {'ceiling':>9} {'training':>9}  "
         f"{'verdict':<14} {'wall s':>6}  findings"
     )
+    results = {}
     for name in names:
         for script in (SAMPLES / f"{name}.py", SAMPLES / f"{name}_fixed.py"):
-            report, elapsed, error = check(script, args.timeout)
+            report, elapsed, error = results[script.stem] = check(script, timeout)
             if error:
                 print(f"{script.stem:<28} {'':>29}  {'(no result)':<14} {elapsed:6.1f}  {error}")
                 continue
@@ -68,7 +68,16 @@ def main() -> None:
                 f"  {report.get('verdict') or '-':<14} {elapsed:6.1f}  {rules}"
             )
             sys.stdout.flush()
+    return results
+
+
+def arguments(doc: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="sample names (default: all)")
+    parser.add_argument("--timeout", type=float, default=120.0)
+    return parser.parse_args()
 
 
 if __name__ == "__main__":
-    main()
+    options = arguments(__doc__)
+    run_all(sample_names(options.names), options.timeout)
