@@ -16,7 +16,7 @@ from pipedoctor import diagnosis
 from pipedoctor.config import Config
 from pipedoctor.pipeline import Analysis
 from pipedoctor.report import Finding, Report, ranked
-from pipedoctor.rules import Selection, run_rules
+from pipedoctor.rules import Selection, only, run_rules
 
 MEASURED_RULES = "PD3"
 """Rules that judge the job's measurements rather than a line of code."""
@@ -30,13 +30,6 @@ class CheckError(RuntimeError):
         self.details = details
 
 
-def _only(selection: Selection, prefix: str) -> Selection:
-    if not selection.select:
-        return replace(selection, select=(prefix,))
-    chosen = tuple(c for c in selection.select if c.startswith(prefix) or prefix.startswith(c))
-    return replace(selection, select=chosen or ("-",))  # "-" matches no rule
-
-
 def _without(selection: Selection, prefix: str) -> Selection:
     return replace(selection, ignore=selection.ignore + (prefix,))
 
@@ -44,6 +37,8 @@ def _without(selection: Selection, prefix: str) -> Selection:
 def merge(static: list[Finding], graph: list[Finding]) -> list[Finding]:
     """Static and graph findings as one list: where both saw the same rule on the same line,
     keep the static one (its exact column) with the graph one's measured gain."""
+    static_setup_rules = {f.rule for f in static if f.rule.startswith("PD2")}
+    graph = [f for f in graph if f.rule not in static_setup_rules]  # the source line is better
     by_place = {(f.rule, f.path, f.line): f for f in graph}
     merged = []
     for finding in static:
@@ -66,7 +61,7 @@ def build_report(
     found = diagnosis.verdict(measurements, selection.params.get("PD301"))
     measurements = dict(measurements)
     measurements["scaling"] = diagnosis.scaling_sentence(measurements, found)
-    job = run_rules(Analysis("<job>"), "runtime", _only(selection, MEASURED_RULES), measurements)
+    job = run_rules(Analysis("<job>"), "runtime", only(selection, MEASURED_RULES), measurements)
     findings = ranked([*job, *file_findings])
     return Report(
         findings=findings,

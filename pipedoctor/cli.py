@@ -42,6 +42,42 @@ def split_codes(values: list[str] | None) -> list[str] | None:
     return [code for value in values for code in value.split(",") if code.strip()]
 
 
+def add_report_options(parser: argparse.ArgumentParser, demo_help: str) -> None:
+    """The options ``lint`` and ``check`` share: what to run, which rules, how to print."""
+    parser.add_argument("--demo", action="store_true", help=demo_help)
+    parser.add_argument(
+        "--format", choices=FORMATS, default="text", help="output format (default: text)"
+    )
+    parser.add_argument(
+        "--select",
+        action="append",
+        metavar="CODES",
+        help="only these rules (prefixes, comma-separated)",
+    )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        metavar="CODES",
+        help="skip these rules (replaces the config's list)",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="pyproject.toml to read instead of the nearest one",
+    )
+    parser.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto", help="colored text output"
+    )
+    parser.add_argument(
+        "--output-file",
+        "-o",
+        type=Path,
+        metavar="FILE",
+        help="write the report here, not to stdout",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="pipedoctor",
@@ -60,24 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument(
         "paths", nargs="*", type=Path, metavar="PATH", help="files or folders (default: .)"
     )
-    lint.add_argument(
-        "--demo", action="store_true", help="lint the demo training script bundled with pipedoctor"
-    )
-    lint.add_argument(
-        "--format", choices=FORMATS, default="text", help="output format (default: text)"
-    )
-    lint.add_argument(
-        "--select",
-        action="append",
-        metavar="CODES",
-        help="only these rules (prefixes, comma-separated)",
-    )
-    lint.add_argument(
-        "--ignore",
-        action="append",
-        metavar="CODES",
-        help="skip these rules (replaces the config's list)",
-    )
+    add_report_options(lint, "lint the demo training script bundled with pipedoctor")
     lint.add_argument(
         "--extend-ignore", action="append", metavar="CODES", help="skip these rules too"
     )
@@ -89,22 +108,6 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument(
         "--exit-zero", action="store_true", help="exit 0 even when findings fail the gate"
     )
-    lint.add_argument(
-        "--config",
-        type=Path,
-        metavar="FILE",
-        help="pyproject.toml to read instead of the nearest one",
-    )
-    lint.add_argument(
-        "--color", choices=("auto", "always", "never"), default="auto", help="colored text output"
-    )
-    lint.add_argument(
-        "--output-file",
-        "-o",
-        type=Path,
-        metavar="FILE",
-        help="write the report here, not to stdout",
-    )
 
     check = commands.add_parser(
         "check",
@@ -114,18 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
         "after `--` go to the script.",
     )
     check.add_argument("script", nargs="?", type=Path, metavar="SCRIPT", help="training script")
-    check.add_argument(
-        "--demo", action="store_true", help="check the demo training script bundled with pipedoctor"
-    )
+    add_report_options(check, "check the demo training script bundled with pipedoctor")
     check.add_argument(
         "--timeout",
         type=float,
         default=120.0,
         metavar="SECONDS",
         help="budget for the whole check, start-up included (default: 120)",
-    )
-    check.add_argument(
-        "--format", choices=FORMATS, default="text", help="output format (default: text)"
     )
     check.add_argument(
         "--fail-on",
@@ -145,13 +143,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--show-output", action="store_true", help="show the script's own output")
     check.add_argument("--quiet", "-q", action="store_true", help="no progress display")
-    check.add_argument("--select", action="append", metavar="CODES", help="only these rules")
-    check.add_argument("--ignore", action="append", metavar="CODES", help="skip these rules")
-    check.add_argument("--config", type=Path, metavar="FILE", help="pyproject.toml to read")
-    check.add_argument("--color", choices=("auto", "always", "never"), default="auto")
-    check.add_argument(
-        "--output-file", "-o", type=Path, metavar="FILE", help="write the report here"
-    )
 
     rules = commands.add_parser("rules", help="list the rule catalog")
     rules.add_argument("--format", choices=("text", "json"), default="text")

@@ -185,6 +185,18 @@ class Selection:
 
 
 ALL_RULES = Selection()
+
+
+def only(selection: Selection, prefix: str) -> Selection:
+    """``selection`` narrowed to the rules under ``prefix`` (none, if it excludes them all)."""
+    from dataclasses import replace
+
+    if not selection.select:
+        return replace(selection, select=(prefix,))
+    chosen = tuple(c for c in selection.select if c.startswith(prefix) or prefix.startswith(c))
+    return replace(selection, select=chosen or ("-",))  # "-" matches no rule
+
+
 """The default selection: every rule, default parameters."""
 
 

@@ -66,6 +66,7 @@ class Capture:
         self.run_after = run_after
         self.done = False
         self.last_model: Any = None
+        self.where: Any = None
 
     def install(self) -> None:
         import keras
@@ -82,6 +83,7 @@ class Capture:
         ):
             if not capture.done:
                 capture.done = True
+                capture.where = sites.user_site()
                 capture.on_fit(model, x, y, batch_size, kw)
                 if not capture.run_after:
                     raise CaptureDone
@@ -163,6 +165,7 @@ class Capture:
                 model,
                 max(1.0, self.deadline - time.time()),
                 progress=lambda message: self.events.send("progress", message=message),
+                where=self.where,
             )
         except MeasureError as exc:
             raise_error(self.events, str(exc))

@@ -125,3 +125,8 @@ def install() -> None:
         if reader is not None:
             _recording_init(reader, roots)
     dataset_cls._pipedoctor_sites = True  # type: ignore[attr-defined]
+
+
+def user_site() -> Location | None:
+    """The user's line that called into the code calling this (e.g. ``model.fit(...)``)."""
+    return caller_site(_library_roots())

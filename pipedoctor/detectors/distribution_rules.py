@@ -46,7 +46,7 @@ def batch_not_scaled(context: Context) -> Iterator[Hit]:
     if not multi_replica(setup):
         return
     for fact in setup.of("batch"):
-        if fact.get("value") and not fact.get("replicas"):
+        if fact.get("value") and not fact.get("replicas") and not fact.get("live"):
             yield Hit(
                 fact.location,
                 f"Global batch {fact.get('value')} is a constant under "
@@ -154,3 +154,35 @@ def autoshard_data(context: Context) -> Iterator[Hit]:
                     else "every worker trains on the whole data set, duplicating examples."
                 ),
             )
+
+
+@detector("PD201")
+def batch_not_divisible(context: Context) -> Iterator[Hit]:
+    for fact in context.analysis.training.of("global_batch"):
+        batch, replicas = fact.get("value"), fact.get("replicas")
+        if batch and replicas and replicas > 1 and batch % replicas:
+            yield Hit(
+                fact.location,
+                f"Global batch {batch} does not divide across {replicas} replicas: shards are "
+                f"uneven ({batch // replicas + 1} and {batch // replicas}), and under "
+                "MirroredStrategy a step can fail mid-epoch.",
+            )
+
+
+@detector("PD209")
+def no_mixed_precision(context: Context) -> Iterator[Hit]:
+    precision = context.analysis.training.of("precision")
+    if not precision or precision[0].get("mixed"):
+        return
+    minimum = context.param("min_compute_capability")
+    for gpu in context.measurements.get("gpus") or []:
+        capability = gpu.get("compute_capability")
+        if capability is not None and float(capability) >= minimum:
+            yield Hit(
+                precision[0].location,
+                f"GPU {gpu.get('index')} ({gpu.get('name', 'GPU')}, compute capability "
+                f"{capability}) has Tensor Cores, but the dtype policy is "
+                f"{precision[0].get('policy')}: `keras.mixed_precision.set_global_policy"
+                "('mixed_float16')` (or 'mixed_bfloat16') typically speeds training up 1.5-3x.",
+            )
+            return

@@ -82,3 +82,19 @@ def overhead_bound_model(context: Context) -> Iterator[Hit]:
             "(dispatch, synchronisation) is a large share of it, and more devices may be slower. "
             "Use a larger batch or `steps_per_execution`.",
         )
+
+
+@detector("PD305")
+def poor_scaling(context: Context) -> Iterator[Hit]:
+    m = context.measurements
+    efficiency = m.get("scaling_efficiency")
+    if efficiency is None or efficiency >= context.param("min_efficiency"):
+        return
+    replicas = m.get("replicas")
+    yield Hit(
+        None,
+        f"Scaling efficiency is {efficiency:.0%} on {replicas} replicas: the compute ceiling is "
+        f"{m.get('ceiling_n_samples_per_s'):,.0f} samples/s on all of them against "
+        f"{m.get('ceiling_1_samples_per_s'):,.0f} on one (with its share of the batch); "
+        "synchronisation eats the rest. A larger per-replica batch or fewer, busier devices help.",
+    )

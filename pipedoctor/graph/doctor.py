@@ -8,8 +8,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipedoctor.pipeline import Analysis
-from pipedoctor.report import Finding
+from pipedoctor.report import Finding, Severity
 from pipedoctor.rules import ALL_RULES, Selection, run_rules
+
+NO_GAIN = 1.05
+"""Below this measured gain a fix is within noise of doing nothing."""
 
 
 @dataclass
@@ -35,6 +38,13 @@ def with_gains(findings: list[Finding], fixes: list[dict[str, Any]]) -> list[Fin
         )
         if match is not None:
             finding = replace(finding, gain=match["gain"], end_to_end_gain=match["end_to_end_gain"])
+            if match["gain"] < NO_GAIN:  # rules stand on measurements where they exist
+                finding = replace(
+                    finding,
+                    severity=Severity.INFO,
+                    message=finding.message + " Measured here, the fix gains nothing: TensorFlow's "
+                    "own rewrites (map_parallelization, inject_prefetch) may already do it.",
+                )
         out.append(finding)
     return out
 

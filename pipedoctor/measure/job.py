@@ -11,8 +11,9 @@ from typing import Any
 
 from pipedoctor.measure.protocol import Budget, run_protocol
 from pipedoctor.measure.sampling import Sampling
+from pipedoctor.pipeline import Analysis, Location
 from pipedoctor.report import Finding
-from pipedoctor.rules import ALL_RULES, Selection
+from pipedoctor.rules import ALL_RULES, Selection, only, run_rules
 
 
 @dataclass
@@ -29,9 +30,12 @@ def measure_job(
     seconds: float,
     progress: Callable[[str], None] = lambda _: None,
     selection: Selection = ALL_RULES,
+    where: Location | None = None,
 ) -> JobResult:
-    """Raises ``MeasureError`` when nothing could be measured."""
+    """Raises ``MeasureError`` when nothing could be measured. ``where`` is the line that
+    started training, for findings about the training setup."""
     from pipedoctor.graph.doctor import diagnose
+    from pipedoctor.measure.setup import live_setup
 
     started = time.perf_counter()
     budget = Budget(started + seconds)
@@ -51,5 +55,28 @@ def measure_job(
         ceiling=measurements.get("ceiling_samples_per_s"),
     )
     measurements.update(graph.measurements)
+    setup, facts = live_setup(model, measured.batch_size, where)
+    measurements.update(facts)
+    projection(measurements)
+    setup_findings = run_rules(
+        Analysis("<job>", training=setup), "runtime", only(selection, "PD2"), measurements
+    )
     measurements["check_seconds"] = round(time.perf_counter() - started, 1)
-    return JobResult(measurements, notes + graph.notes, graph.findings)
+    return JobResult(measurements, notes + graph.notes, graph.findings + list(setup_findings))
+
+
+def projection(measurements: dict[str, Any]) -> None:
+    """What the devices would deliver with today's pipeline, and after the safe fixes."""
+    ceiling = measurements.get("ceiling_samples_per_s")
+    pipeline = measurements.get("pipeline_samples_per_s")
+    if not ceiling or not pipeline:
+        return
+    measurements["projected_samples_per_s"] = round(min(pipeline, ceiling), 1)
+    fixed, graph = (
+        measurements.get("fixed_pipeline_samples_per_s"),
+        measurements.get("graph_pipeline_samples_per_s"),
+    )
+    if fixed and graph:  # the fixes' measured gain, applied to the pipeline as measured alone
+        measurements["projected_fixed_samples_per_s"] = round(
+            min(pipeline * fixed / graph, ceiling), 1
+        )

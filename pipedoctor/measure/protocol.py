@@ -57,6 +57,8 @@ class Measured:
     training: Rate | None = None
     replicas: int = 1
     strategy: str = "default"
+    ceiling_1: Rate | None = None
+    """The compute ceiling of one replica alone (multi-replica jobs only)."""
     element_bytes: int | None = None
     cardinality: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -77,6 +79,13 @@ class Measured:
                 step_ms[name] = round(1000.0 * self.batch_size / rate.samples_per_s, 2)
         if step_ms:
             data["step_ms"] = step_ms
+        if self.ceiling_1 is not None and self.ceiling is not None:
+            n = self.replicas
+            data["ceiling_1_samples_per_s"] = round(self.ceiling_1.samples_per_s, 1)
+            data["ceiling_n_samples_per_s"] = round(self.ceiling.samples_per_s, 1)
+            data["scaling_efficiency"] = round(
+                self.ceiling.samples_per_s / (n * self.ceiling_1.samples_per_s), 3
+            )
         if self.element_bytes is not None:
             data["batch_bytes"] = self.element_bytes
         if self.cardinality is not None:
@@ -145,14 +154,14 @@ def measure_pipeline(dataset: Any, deadline: float) -> Rate | None:
     return meter.rate()
 
 
-def copy_model(model: Any) -> Any:
+def copy_model(model: Any, strategy: Any = None) -> Any:
     """A fresh copy with the same architecture, weights and compile settings, built under the
-    model's own distribution strategy. The original is only read."""
+    model's own distribution strategy (or ``strategy``). The original is only read."""
     import keras
 
     if not getattr(model, "compiled", False):
         raise MeasureError("the model is not compiled: compile it before `fit` or `check`")
-    strategy = model.distribute_strategy
+    strategy = strategy or model.distribute_strategy
     try:
         with strategy.scope():
             twin = keras.models.clone_model(model)
@@ -240,17 +249,30 @@ def run_protocol(
     twin = copy_model(model)
     progress("measuring the compute ceiling (synthetic batches, no input cost)")
     synthetic = tf.data.Dataset.from_tensors(first).repeat()
-    measured.ceiling = measure_fit(
-        twin, synthetic, budget.phase_deadline("ceiling"), measured.batch_size
-    )
-    progress("measuring real training steps")
-    if sampling is not None:
-        with sampling():
+    try:
+        measured.ceiling = measure_fit(
+            twin, synthetic, budget.phase_deadline("ceiling"), measured.batch_size
+        )
+        if measured.replicas > 1 and measured.ceiling is not None:
+            progress(f"measuring the compute ceiling on one of the {measured.replicas} replicas")
+            measured.ceiling_1 = measure_one_replica(model, first, measured, budget)
+        progress("measuring real training steps")
+        with sampling() if sampling is not None else nullcontext():
             measured.training = measure_fit(
                 twin, data, budget.phase_deadline("training"), measured.batch_size
             )
-    else:
-        measured.training = measure_fit(
-            twin, data, budget.phase_deadline("training"), measured.batch_size
-        )
+    except MeasureError as exc:  # keep what was measured: the report says what failed
+        measured.notes.append(f"training could not be measured: {exc}")
     return measured
+
+
+def measure_one_replica(model: Any, batch: Any, measured: Measured, budget: Budget) -> Rate | None:
+    """The ceiling of one device with a per-replica batch: the base of scaling efficiency."""
+    import tensorflow as tf
+
+    per_replica = max(1, measured.batch_size // measured.replicas)
+    device = model.distribute_strategy.extended.worker_devices[0]
+    single = copy_model(model, tf.distribute.OneDeviceStrategy(device))
+    piece = tf.nest.map_structure(lambda t: t[:per_replica], batch)
+    synthetic = tf.data.Dataset.from_tensors(piece).repeat()
+    return measure_fit(single, synthetic, budget.phase_deadline("ceiling"), per_replica)

@@ -6,7 +6,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pipedoctor.measure.samplers import GpuSampler, HostSampler, to_measurements
+from pipedoctor.measure.samplers import (
+    GpuSampler,
+    HostSampler,
+    compute_capabilities,
+    to_measurements,
+)
 
 
 class Sampling:
@@ -30,7 +35,14 @@ class Sampling:
     def measurements(self) -> dict[str, Any]:
         if self.gpu_report is None or self.host_report is None:
             return {}
-        return to_measurements(self.gpu_report, self.host_report)
+        data = to_measurements(self.gpu_report, self.host_report)
+        if data.get("gpus"):
+            capabilities = compute_capabilities()
+            for gpu in data["gpus"]:
+                major_minor = capabilities.get(gpu.get("index"))
+                if major_minor:
+                    gpu["compute_capability"] = f"{major_minor[0]}.{major_minor[1]}"
+        return data
 
     def notes(self) -> list[str]:
         """Nothing beyond the measurements: the GPU note travels as ``gpu_note`` and is shown

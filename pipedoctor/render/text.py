@@ -92,9 +92,41 @@ def _measurements(measurements: Mapping[str, Any], color: bool) -> list[str]:
         lines.append(f"Host CPU: {cpu}")
     if scaling := string(measurements.get("scaling")):
         lines.append(f"Scaling: {_clean(scaling)}")
+    if replicas := scaling_line(measurements):
+        lines.append(f"Replicas: {_clean(replicas)}")
+    if stage := limiting_stage(measurements):
+        lines.append(f"Slowest stage: {_clean(stage)}")
     if setup := run_setup(measurements):
         lines.append(f"Run: {_clean(setup)}")
     return lines
+
+
+def scaling_line(measurements: Mapping[str, Any]) -> str | None:
+    """``scaling efficiency 85% on 2 replicas; with today's pipeline 2 devices deliver ...``."""
+    parts = []
+    efficiency = number(measurements.get("scaling_efficiency"))
+    replicas = whole(measurements.get("replicas"))
+    if efficiency is not None and replicas:
+        parts.append(f"scaling efficiency {efficiency:.0%} on {_plural(replicas, 'replica')}")
+    projected = number(measurements.get("projected_samples_per_s"))
+    fixed = number(measurements.get("projected_fixed_samples_per_s"))
+    if projected is not None and replicas:
+        devices = _plural(replicas, "device")
+        line = f"{devices} deliver {samples(projected)} samples/s with today's pipeline"
+        if fixed is not None:
+            line += f", {samples(fixed)} after the safe fixes"
+        parts.append(line)
+    return "; ".join(parts) or None
+
+
+def limiting_stage(measurements: Mapping[str, Any]) -> str | None:
+    """The stage that limits the pipeline, from the per-stage rates."""
+    for stage in measurements.get("stages") or []:
+        if isinstance(stage, Mapping) and stage.get("limiting"):
+            place = f" at {stage.get('path')}:{stage.get('line')}" if stage.get("line") else ""
+            rate = number(stage.get("samples_per_s"))
+            return f"`{stage.get('op')}`{place}" + (f" ({samples(rate)} samples/s)" if rate else "")
+    return None
 
 
 def _block(finding: Finding, color: bool) -> list[str]:

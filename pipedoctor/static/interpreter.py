@@ -655,18 +655,12 @@ class ModuleInterpreter:
         spec = node.args
         positional = spec.posonlyargs + spec.args
         defaults = [None] * (len(positional) - len(spec.defaults)) + list(spec.defaults)
-        for i, (param, default) in enumerate(zip(positional, defaults, strict=False)):
-            if i < len(args):
+        pairs = list(zip(positional, defaults, strict=True))
+        pairs += list(zip(spec.kwonlyargs, spec.kw_defaults, strict=True))
+        for i, (param, default) in enumerate(pairs):
+            if i < len(positional) and i < len(args):
                 value = args[i]
             elif param.arg in kwargs:
-                value = kwargs[param.arg]
-            elif default is not None:
-                value = self.eval(default, frame.parent or self.module)
-            else:
-                value = OPAQUE
-            frame.vars[param.arg] = self.annotated(param, value)
-        for param, default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
-            if param.arg in kwargs:
                 value = kwargs[param.arg]
             elif default is not None:
                 value = self.eval(default, frame.parent or self.module)

@@ -1,0 +1,88 @@
+"""The live front end for the training setup: strategy, replicas, batch, optimizer, layers and
+mixed precision, read from the real objects at the moment training starts.
+
+It fills the same ``TrainingSetup`` the static front end fills from source, so the PD2xx
+detectors judge a live job with the rules they apply to code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipedoctor.pipeline import Location, TrainingSetup
+
+BATCHNORM_CLASSES = ("BatchNormalization", "SyncBatchNormalization")
+
+
+def _layers(model: Any) -> list[Any]:
+    try:
+        return list(model._flatten_layers(include_self=False, recursive=True))
+    except (AttributeError, TypeError):
+        return list(getattr(model, "layers", []))
+
+
+def _learning_rate(optimizer: Any) -> tuple[str, float | None, bool]:
+    """(kind, value, warm-up) of an optimizer's learning rate: ``constant`` or ``schedule``."""
+    import keras
+
+    rate = getattr(optimizer, "_learning_rate", None)
+    if isinstance(rate, keras.optimizers.schedules.LearningRateSchedule):
+        config = rate.get_config() if hasattr(rate, "get_config") else {}
+        warmup = bool(config.get("warmup_steps")) or "warmup" in type(rate).__name__.lower()
+        return "schedule", None, warmup
+    try:
+        return "constant", float(optimizer.learning_rate.numpy()), False
+    except (AttributeError, TypeError, ValueError):
+        return "unknown", None, False
+
+
+def live_setup(
+    model: Any, batch_size: int | None, where: Location | None = None
+) -> tuple[TrainingSetup, dict[str, Any]]:
+    """The setup's facts, and the measurements they add to the report."""
+    import keras
+    import tensorflow as tf
+
+    setup = TrainingSetup()
+    measurements: dict[str, Any] = {}
+    strategy = model.distribute_strategy if model is not None else tf.distribute.get_strategy()
+    name = type(strategy).__name__
+    replicas = int(strategy.num_replicas_in_sync)
+    default = name == "_DefaultDistributionStrategy"
+    setup.add("strategy", where, name="default" if default else name, multi=replicas > 1)
+    setup.add("replicas", where, count=replicas)
+    measurements["strategy"] = "default" if default else name
+    measurements["replicas"] = replicas
+    if batch_size:
+        setup.add("global_batch", where, value=batch_size, replicas=replicas)
+        measurements["per_replica_batch"] = round(batch_size / replicas, 2)
+        setup.add("batch", where, value=batch_size, per_replica=batch_size / replicas, live=True)
+    distribution = keras.distribution.distribution() if hasattr(keras, "distribution") else None
+    if distribution is not None:
+        measurements["keras_distribution"] = type(distribution).__name__
+    policy = keras.config.dtype_policy().name if hasattr(keras, "config") else "float32"
+    measurements["mixed_precision"] = policy
+    setup.add("precision", where, policy=policy, mixed=policy.startswith("mixed"))
+    if model is None:
+        return setup, measurements
+    if tf.distribute.has_strategy() and model._distribute_strategy is None and replicas == 1:
+        active = tf.distribute.get_strategy()
+        if active.num_replicas_in_sync > 1:  # fit runs under a scope the model was not built in
+            setup.add("model", where, in_scope=False, live=True, name=type(model).__name__)
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is not None:
+        kind, value, warmup = _learning_rate(optimizer)
+        setup.add(
+            "optimizer", where, name=type(optimizer).__name__, lr=kind, value=value,
+            warmup=warmup, in_scope=True, live=True,
+        )  # fmt: skip
+        measurements["learning_rate"] = value if value is not None else kind
+    for layer in _layers(model):
+        if type(layer).__name__ in BATCHNORM_CLASSES:
+            setup.add(
+                "batchnorm", where, frozen=not layer.trainable,
+                synchronized=bool(getattr(layer, "synchronized", False))
+                or type(layer).__name__.startswith("Sync"),
+                name=layer.name,
+            )  # fmt: skip
+    return setup, measurements

@@ -1,0 +1,61 @@
+"""Multi-replica checks on logical CPU devices standing in for GPUs (real MirroredStrategy)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tensorflow")
+
+SCRIPT = """\
+import keras
+import numpy as np
+import tensorflow as tf
+
+cpus = tf.config.list_physical_devices("CPU")
+tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * {n})
+strategy = tf.distribute.MirroredStrategy([f"/cpu:{{i}}" for i in range({n})])
+
+x = np.random.default_rng(0).normal(size=(2048, 32)).astype("float32")
+y = np.zeros((2048,), "int32")
+ds = tf.data.Dataset.from_tensor_slices((x, y)).batch({batch}).prefetch(tf.data.AUTOTUNE)
+with strategy.scope():
+    model = keras.Sequential(
+        [keras.Input((32,)), keras.layers.Dense(64), keras.layers.BatchNormalization(),
+         keras.layers.Dense(10)]
+    )
+    model.compile(keras.optimizers.SGD(0.01), keras.losses.SparseCategoricalCrossentropy(True))
+model.fit(ds, epochs=1)
+"""
+
+
+def check(tmp_path: Path, replicas: int, batch: int) -> dict:
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT.format(n=replicas, batch=batch))
+    done = subprocess.run(
+        [sys.executable, "-m", "pipedoctor", "check", "train.py", "--format", "json",
+         "--timeout", "75", "-q"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=150,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("replicas", [2, 4])
+def test_replicas_scaling_and_setup_rules(tmp_path: Path, replicas: int) -> None:
+    batch = 8 * replicas + 1  # does not divide; 8 or 9 examples per replica: BatchNorm too small
+    report = check(tmp_path, replicas, batch)
+    m = report["measurements"]
+    assert m["replicas"] == replicas and m["strategy"] == "MirroredStrategy"
+    assert m["per_replica_batch"] == pytest.approx(batch / replicas, abs=0.01)
+    assert 0 < m["scaling_efficiency"] <= 1.5
+    assert m["ceiling_1_samples_per_s"] > 0 and m["ceiling_n_samples_per_s"] > 0
+    rules = {f["rule"] for f in report["findings"]}
+    assert {"PD201", "PD203", "PD204"} <= rules, rules
+    pd201 = next(f for f in report["findings"] if f["rule"] == "PD201")
+    assert f"Global batch {batch} does not divide across {replicas} replicas" in pd201["message"]
+    assert pd201["path"] == "train.py" and pd201["line"] == 18  # the `fit` call
