@@ -74,7 +74,9 @@ def test_cached_pipeline_with_heavy_model_is_compute_bound() -> None:
 
 def test_the_users_model_is_never_changed() -> None:
     model = tiny_model()
-    model.fit(fast_pipeline(16).take(2), verbose=0, shuffle=False)  # optimizer state exists and is non-trivial
+    model.fit(
+        fast_pipeline(16).take(2), verbose=0, shuffle=False
+    )  # optimizer state exists and is non-trivial
     weights = [w.copy() for w in model.get_weights()]
     optimizer_state = [v.numpy().copy() for v in model.optimizer.variables]
     config = json.dumps(model.get_compile_config(), sort_keys=True, default=str)

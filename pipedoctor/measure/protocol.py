@@ -8,9 +8,10 @@ Measurement never judges: it returns numbers and notes, and the rules decide wha
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -163,12 +164,16 @@ def copy_model(model: Any, strategy: Any = None) -> Any:
         raise MeasureError("the model is not compiled: compile it before `fit` or `check`")
     strategy = strategy or model.distribute_strategy
     try:
+        # Read everything under the model's own strategy, before entering the copy's.
+        weights = model.get_weights()
+        compile_config = model.get_compile_config()
+        architecture = keras.saving.serialize_keras_object(model)
         with strategy.scope():
-            twin = keras.models.clone_model(model)
+            twin = keras.saving.deserialize_keras_object(architecture, safe_mode=False)
             if model.built and not twin.built:
                 twin.build(model.input_shape if hasattr(model, "input_shape") else None)
-            twin.set_weights(model.get_weights())
-            twin.compile_from_config(model.get_compile_config())
+            twin.set_weights(weights)
+            twin.compile_from_config(compile_config)
     except Exception as exc:  # noqa: BLE001 - any Keras failure becomes one clear message
         raise MeasureError(
             f"cannot copy the model to measure it: {type(exc).__name__}: {exc}"
@@ -209,8 +214,16 @@ def measure_fit(twin: Any, dataset: Any, deadline: float, samples_per_step: int)
     except MeasureError:
         raise
     except Exception as exc:  # noqa: BLE001 - the user's step failed: report it, not a traceback
-        raise MeasureError(f"a training step failed: {type(exc).__name__}: {exc}") from None
+        raise MeasureError(f"a training step failed: {type(exc).__name__}: {brief(exc)}") from None
     return meter.rate()
+
+
+def brief(exc: BaseException) -> str:
+    """An exception's message on one line, without TensorFlow's op-location noise."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", text)
+    text = text.split(" [Op:")[0]
+    return text[:240]
 
 
 def run_protocol(
@@ -272,7 +285,32 @@ def measure_one_replica(model: Any, batch: Any, measured: Measured, budget: Budg
 
     per_replica = max(1, measured.batch_size // measured.replicas)
     device = model.distribute_strategy.extended.worker_devices[0]
-    single = copy_model(model, tf.distribute.OneDeviceStrategy(device))
-    piece = tf.nest.map_structure(lambda t: t[:per_replica], batch)
-    synthetic = tf.data.Dataset.from_tensors(piece).repeat()
-    return measure_fit(single, synthetic, budget.phase_deadline("ceiling"), per_replica)
+    deadline = budget.phase_deadline("ceiling")
+    try:
+        with outside_strategy_scope():
+            single = copy_model(model, tf.distribute.OneDeviceStrategy(device))
+            piece = tf.nest.map_structure(lambda t: t[:per_replica], batch)
+            synthetic = tf.data.Dataset.from_tensors(piece).repeat()
+            return measure_fit(single, synthetic, deadline, per_replica)
+    except MeasureError as exc:
+        measured.notes.append(f"the one-replica ceiling could not be measured: {exc}")
+        return None
+
+
+@contextmanager
+def outside_strategy_scope() -> Iterator[None]:
+    """Leave the strategy scopes the script is inside for a moment (a script may call ``fit``
+    inside ``strategy.scope()``, where no other strategy may be entered). TensorFlow keeps the
+    stack on the default graph; it is put back exactly as it was."""
+    from tensorflow.python.framework import ops
+
+    graph = ops.get_default_graph()
+    saved = getattr(graph, "_distribution_strategy_stack", None)
+    if saved is None:
+        yield
+        return
+    graph._distribution_strategy_stack = []
+    try:
+        yield
+    finally:
+        graph._distribution_strategy_stack = saved
