@@ -14,6 +14,7 @@ from typing import Any
 
 from pipedoctor import diagnosis
 from pipedoctor.config import Config
+from pipedoctor.graph.doctor import measured
 from pipedoctor.pipeline import Analysis
 from pipedoctor.report import Finding, Report, ranked
 from pipedoctor.rules import Selection, only, run_rules
@@ -44,7 +45,7 @@ def merge(static: list[Finding], graph: list[Finding]) -> list[Finding]:
     for finding in static:
         twin = by_place.pop((finding.rule, finding.path, finding.line), None)
         if twin is not None and twin.gain is not None:
-            finding = replace(finding, gain=twin.gain, end_to_end_gain=twin.end_to_end_gain)
+            finding = measured(finding, twin.gain, twin.end_to_end_gain)
         merged.append(finding)
     return merged + list(by_place.values())
 

@@ -147,3 +147,40 @@ def test_partial_measurements(measurements: dict, expected: list[str]) -> None:
         assert out == "No problems found.\n"
     else:
         assert body[len(expected)] == ""
+
+
+def test_scaling_projection_and_slowest_stage_lines() -> None:
+    from pipedoctor.render.text import render_text
+    from pipedoctor.report import Report
+
+    report = Report(
+        verdict="input-bound",
+        measurements={
+            "replicas": 4,
+            "scaling_efficiency": 0.62,
+            "ceiling_1_samples_per_s": 1000.0,
+            "ceiling_n_samples_per_s": 2480.0,
+            "projected_samples_per_s": 900.0,
+            "projected_fixed_samples_per_s": 2480.0,
+            "stages": [
+                {
+                    "op": "map",
+                    "path": "train.py",
+                    "line": 12,
+                    "samples_per_s": 950.0,
+                    "limiting": True,
+                },
+                {
+                    "op": "batch",
+                    "path": "train.py",
+                    "line": 13,
+                    "samples_per_s": 940.0,
+                    "limiting": False,
+                },
+            ],
+        },
+    )
+    text = render_text(report)
+    assert "Scaling efficiency: 62% on 4 replicas (ceiling: 1,000 on 1 replica, 2,480 on 4)" in text
+    assert "Projection: 900 samples/s with today's pipeline, 2,480 after the safe fixes" in text
+    assert "Slowest stage: `map` at train.py:12 (950 samples/s)" in text

@@ -22,6 +22,20 @@ class GraphDiagnosis:
     notes: list[str] = field(default_factory=list)
 
 
+def measured(finding: Finding, gain: float | None, end_to_end: float | None) -> Finding:
+    """The finding with its measured gain; a fix that measurably gains nothing becomes
+    ``info`` and says so (rules stand on measurements where measurements exist)."""
+    finding = replace(finding, gain=gain, end_to_end_gain=end_to_end)
+    if gain is not None and gain < NO_GAIN:
+        finding = replace(
+            finding,
+            severity=Severity.INFO,
+            message=finding.message + " Measured here, the fix gains nothing: TensorFlow's "
+            "own rewrites (map_parallelization, inject_prefetch) may already do it.",
+        )
+    return finding
+
+
 def with_gains(findings: list[Finding], fixes: list[dict[str, Any]]) -> list[Finding]:
     """Each finding gets the measured gain of the fix for its rule at its line."""
     out = []
@@ -37,14 +51,7 @@ def with_gains(findings: list[Finding], fixes: list[dict[str, Any]]) -> list[Fin
             None,
         )
         if match is not None:
-            finding = replace(finding, gain=match["gain"], end_to_end_gain=match["end_to_end_gain"])
-            if match["gain"] < NO_GAIN:  # rules stand on measurements where they exist
-                finding = replace(
-                    finding,
-                    severity=Severity.INFO,
-                    message=finding.message + " Measured here, the fix gains nothing: TensorFlow's "
-                    "own rewrites (map_parallelization, inject_prefetch) may already do it.",
-                )
+            finding = measured(finding, match["gain"], match["end_to_end_gain"])
         out.append(finding)
     return out
 

@@ -92,8 +92,10 @@ def _measurements(measurements: Mapping[str, Any], color: bool) -> list[str]:
         lines.append(f"Host CPU: {cpu}")
     if scaling := string(measurements.get("scaling")):
         lines.append(f"Scaling: {_clean(scaling)}")
-    if replicas := scaling_line(measurements):
-        lines.append(f"Replicas: {_clean(replicas)}")
+    if efficiency := scaling_line(measurements):
+        lines.append(f"Scaling efficiency: {_clean(efficiency)}")
+    if projected := projection_line(measurements):
+        lines.append(f"Projection: {_clean(projected)}")
     if stage := limiting_stage(measurements):
         lines.append(f"Slowest stage: {_clean(stage)}")
     if setup := run_setup(measurements):
@@ -102,21 +104,28 @@ def _measurements(measurements: Mapping[str, Any], color: bool) -> list[str]:
 
 
 def scaling_line(measurements: Mapping[str, Any]) -> str | None:
-    """``scaling efficiency 85% on 2 replicas; with today's pipeline 2 devices deliver ...``."""
-    parts = []
+    """``85% on 2 replicas (ceiling 1 replica 5,000, 2 replicas 8,500 samples/s)``."""
     efficiency = number(measurements.get("scaling_efficiency"))
     replicas = whole(measurements.get("replicas"))
-    if efficiency is not None and replicas:
-        parts.append(f"scaling efficiency {efficiency:.0%} on {_plural(replicas, 'replica')}")
+    if efficiency is None or not replicas:
+        return None
+    one = number(measurements.get("ceiling_1_samples_per_s"))
+    all_ = number(measurements.get("ceiling_n_samples_per_s"))
+    detail = ""
+    if one is not None and all_ is not None:
+        detail = f" (ceiling: {samples(one)} on 1 replica, {samples(all_)} on {replicas})"
+    return f"{efficiency:.0%} on {_plural(replicas, 'replica')}{detail}"
+
+
+def projection_line(measurements: Mapping[str, Any]) -> str | None:
+    """What the devices deliver with today's pipeline, and after the safe fixes."""
     projected = number(measurements.get("projected_samples_per_s"))
-    fixed = number(measurements.get("projected_fixed_samples_per_s"))
-    if projected is not None and replicas:
-        devices = _plural(replicas, "device")
-        line = f"{devices} deliver {samples(projected)} samples/s with today's pipeline"
-        if fixed is not None:
-            line += f", {samples(fixed)} after the safe fixes"
-        parts.append(line)
-    return "; ".join(parts) or None
+    if projected is None:
+        return None
+    line = f"{samples(projected)} samples/s with today's pipeline"
+    if (fixed := number(measurements.get("projected_fixed_samples_per_s"))) is not None:
+        line += f", {samples(fixed)} after the safe fixes"
+    return line
 
 
 def limiting_stage(measurements: Mapping[str, Any]) -> str | None:
