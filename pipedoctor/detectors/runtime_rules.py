@@ -98,3 +98,21 @@ def poor_scaling(context: Context) -> Iterator[Hit]:
         f"{m.get('ceiling_1_samples_per_s'):,.0f} on one (with its share of the batch); "
         "synchronisation eats the rest. A larger per-replica batch or fewer, busier devices help.",
     )
+
+
+@detector("PD306")
+def replica_divergence(context: Context) -> Iterator[Hit]:
+    m = context.measurements
+    delta = m.get("parity_max_loss_delta")
+    if delta is None or delta <= context.param("loss_tolerance"):
+        return
+    losses = m.get("parity_losses") or {}
+    yield Hit(
+        None,
+        f"On the same {m.get('parity_steps')} batches from the same weights, the loss on "
+        f"{m.get('replicas')} replicas differs from one replica by up to {delta:.1%} "
+        f"(tolerance {context.param('loss_tolerance'):g}, relative): one replica "
+        f"{losses.get('one_replica')}, all {losses.get('all_replicas')}. More than float "
+        "reordering: per-replica statistics (BatchNormalization), loss scaling or a custom "
+        "training step differ between the two.",
+    )

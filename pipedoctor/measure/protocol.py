@@ -269,6 +269,9 @@ def run_protocol(
         if measured.replicas > 1 and measured.ceiling is not None:
             progress(f"measuring the compute ceiling on one of the {measured.replicas} replicas")
             measured.ceiling_1 = measure_one_replica(model, first, measured, budget)
+        if measured.replicas > 1:
+            progress("training one replica and all replicas on the same batches (parity)")
+            measured.extra.update(parity(model, first, measured))
         progress("measuring real training steps")
         with sampling() if sampling is not None else nullcontext():
             measured.training = measure_fit(
@@ -295,6 +298,49 @@ def measure_one_replica(model: Any, batch: Any, measured: Measured, budget: Budg
     except MeasureError as exc:
         measured.notes.append(f"the one-replica ceiling could not be measured: {exc}")
         return None
+
+
+PARITY_STEPS = 4
+RANDOM_LAYERS = ("Dropout", "GaussianNoise", "GaussianDropout", "AlphaDropout", "SpatialDropout")
+
+
+def parity(model: Any, batch: Any, measured: Measured) -> dict[str, Any]:
+    """Train two copies from the same weights on the same few batches, one on a single device
+    and one under the job's strategy, and compare their losses step by step."""
+    import tensorflow as tf
+
+    layers = [type(layer).__name__ for layer in getattr(model, "layers", [])]
+    if any(name.startswith(RANDOM_LAYERS) for name in layers):
+        measured.notes.append("parity check skipped: the model draws random numbers (dropout)")
+        return {}
+    device = model.distribute_strategy.extended.worker_devices[0]
+    data = tf.data.Dataset.from_tensors(batch).repeat(PARITY_STEPS)
+    try:
+        multi = _step_losses(copy_model(model), data)
+        with outside_strategy_scope():
+            single = _step_losses(copy_model(model, tf.distribute.OneDeviceStrategy(device)), data)
+    except (MeasureError, ValueError, RuntimeError) as exc:
+        measured.notes.append(f"parity check could not run: {brief(exc)}")
+        return {}
+    deltas = [abs(a - b) / max(abs(a), abs(b), 1e-12) for a, b in zip(single, multi, strict=False)]
+    return {
+        "parity_steps": len(deltas),
+        "parity_max_loss_delta": round(max(deltas), 6) if deltas else None,
+        "parity_losses": {"one_replica": single, "all_replicas": multi},
+    }
+
+
+def _step_losses(twin: Any, data: Any) -> list[float]:
+    import keras
+
+    losses: list[float] = []
+
+    class Record(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+            losses.append(float((logs or {}).get("loss", float("nan"))))
+
+    twin.fit(data, epochs=1, verbose=0, shuffle=False, callbacks=[Record()])
+    return [round(v, 8) for v in losses]
 
 
 @contextmanager
