@@ -14,7 +14,17 @@ from pipedoctor.report import Finding, Report, Severity
 __version__ = "0.1.0"
 __all__ = [
     "CheckError", "Finding", "Report", "Severity", "__version__", "check", "lint", "optimize",
+    "watch",
 ]  # fmt: skip
+
+
+def watch() -> None:
+    """Record, from now on, the line of code that creates each ``tf.data`` dataset, so that a
+    later ``check`` can point its findings at your notebook cells or modules. ``pipedoctor
+    check SCRIPT`` does this by itself; call it before building the pipeline in a notebook."""
+    from pipedoctor.capture import sites
+
+    sites.install()
 
 
 def optimize(dataset, *, timeout: float = 30.0):  # noqa: ANN001, ANN201 - tf types stay lazy

@@ -154,3 +154,15 @@ def test_what_cannot_be_read_is_said_not_raised() -> None:
     result = diagnose(object(), time.perf_counter() + 5)
     assert result.findings == [] and result.measurements == {}
     assert "could not be read" in result.notes[0]
+
+
+def test_notebook_findings_point_at_the_cell_that_built_the_stage() -> None:
+    pipedoctor.watch()  # already installed by this module: calling it again is harmless
+    ds = tf.data.Dataset.range(64).map(lambda x: x + 1).batch(8)
+    report = pipedoctor.check(ds, timeout=8)
+    pd102 = [f for f in report.findings if f.rule == "PD102"]
+    assert pd102 and pd102[0].path.endswith("test_graph.py")
+    assert (
+        pd102[0].line
+        == test_notebook_findings_point_at_the_cell_that_built_the_stage.__code__.co_firstlineno + 2
+    )
