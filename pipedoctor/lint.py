@@ -10,6 +10,8 @@ import ast
 import io
 import multiprocessing
 import os
+import sys
+import threading
 import tokenize
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -160,9 +162,16 @@ def lint_file(path: Path, selection: Selection) -> FileResult:
     return lint_text(text, shown, selection)
 
 
-def _pool_context() -> multiprocessing.context.BaseContext:
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else methods[0])
+def _can_fork() -> bool:
+    """Fork a worker pool only from a plain process. A process that runs threads (a notebook or
+    a test with TensorFlow loaded) would hand its children locks that other threads held, and a
+    child could wait on one forever; there the files are read in this process instead (spawned
+    workers would re-run the caller's ``__main__``)."""
+    return (
+        "fork" in multiprocessing.get_all_start_methods()
+        and threading.active_count() == 1
+        and "tensorflow" not in sys.modules
+    )
 
 
 def lint_paths(paths: Iterable[Path], config: Config) -> Report:
@@ -170,11 +179,11 @@ def lint_paths(paths: Iterable[Path], config: Config) -> Report:
     files = list(dict.fromkeys(discover(paths, config)))
     work = partial(lint_file, selection=config.selection)
     workers = min(os.cpu_count() or 1, 8)
-    if len(files) < PARALLEL_MIN_FILES or workers == 1:
+    if len(files) < PARALLEL_MIN_FILES or workers == 1 or not _can_fork():
         results = list(map(work, files))
     else:
         chunk = max(1, min(16, len(files) // (workers * 32)))
-        with ProcessPoolExecutor(workers, mp_context=_pool_context()) as pool:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             results = list(pool.map(work, files, chunksize=chunk))
     return collect(results, len(files), config)
 
