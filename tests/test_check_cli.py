@@ -115,7 +115,9 @@ def test_a_script_that_raises_shows_its_own_traceback(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines()[-1].startswith("pipedoctor: error: the script raised")
 
 
-def test_a_script_that_never_trains_times_out_and_leaves_nothing_running(tmp_path: Path) -> None:
+def stuck_script(tmp_path: Path) -> Path:
+    """A script that starts a child of its own and never trains; returns where the child's pid
+    will be written."""
     marker = tmp_path / "child.pid"
     (tmp_path / "stuck.py").write_text(
         "import subprocess, sys, time\n"
@@ -123,6 +125,11 @@ def test_a_script_that_never_trains_times_out_and_leaves_nothing_running(tmp_pat
         f"open({str(marker)!r}, 'w').write(str(child.pid))\n"
         "time.sleep(300)\n"
     )
+    return marker
+
+
+def test_a_script_that_never_trains_times_out_and_leaves_nothing_running(tmp_path: Path) -> None:
+    marker = stuck_script(tmp_path)
     started = time.monotonic()
     done = check("stuck.py", "--timeout", "12", cwd=tmp_path, timeout=60)
     assert done.returncode == 2
@@ -186,13 +193,7 @@ def test_run_after_lets_the_script_finish_training(tmp_path: Path) -> None:
 def test_ctrl_c_stops_the_check_and_its_children(tmp_path: Path) -> None:
     import signal
 
-    marker = tmp_path / "child.pid"
-    (tmp_path / "stuck.py").write_text(
-        "import subprocess, sys, time\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
-        f"open({str(marker)!r}, 'w').write(str(child.pid))\n"
-        "time.sleep(300)\n"
-    )
+    marker = stuck_script(tmp_path)
     process = subprocess.Popen(
         [sys.executable, "-m", "pipedoctor", "check", "stuck.py", "--timeout", "120"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
