@@ -34,10 +34,10 @@ def slow_pipeline(elements: int = 4096) -> tf.data.Dataset:
     return tf.data.Dataset.from_tensor_slices((x, y)).map(slow).batch(BATCH)
 
 
-def fast_pipeline(features: int = 256) -> tf.data.Dataset:
+def fast_pipeline(features: int = 256, batch: int = BATCH) -> tf.data.Dataset:
     x = np.random.default_rng(0).normal(size=(2048, features)).astype("float32")
     y = np.zeros((2048,), "int32")
-    ds = tf.data.Dataset.from_tensor_slices((x, y)).cache().repeat().batch(BATCH)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).cache().repeat().batch(batch)
     return ds.prefetch(tf.data.AUTOTUNE)
 
 
@@ -65,7 +65,8 @@ def test_slow_sequential_map_is_input_bound() -> None:
 
 
 def test_cached_pipeline_with_heavy_model_is_compute_bound() -> None:
-    report = pipedoctor.check(fast_pipeline(), heavy_model(), timeout=25)
+    # Large batches: each step is long next to what the cached pipeline costs per batch.
+    report = pipedoctor.check(fast_pipeline(batch=256), heavy_model(), timeout=30)
     m = report.measurements
     assert report.verdict == "compute-bound", m
     assert m["training_samples_per_s"] >= 0.8 * m["ceiling_samples_per_s"]

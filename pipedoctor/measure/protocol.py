@@ -145,12 +145,26 @@ def _iterate(dataset: Any) -> Iterator[Any]:
             ) from None
 
 
-def measure_pipeline(dataset: Any, deadline: float) -> Rate | None:
+MIN_ITEMS = 3
+"""A phase whose share of the budget ran out still takes this many items (a first step can
+spend its whole share tracing), unless the check's own deadline has passed."""
+
+
+def time_to_stop(meter: RateMeter, deadline: float, hard_deadline: float | None) -> bool:
+    now = time.perf_counter()
+    if meter.converged or (hard_deadline is not None and now >= hard_deadline):
+        return True
+    return now >= deadline and meter.seen >= MIN_ITEMS
+
+
+def measure_pipeline(
+    dataset: Any, deadline: float, hard_deadline: float | None = None
+) -> Rate | None:
     """Samples per second of the dataset alone, in steady state."""
     meter = RateMeter(warmup_items=3, warmup_s=0.5)
     for element in _iterate(dataset):
         meter.add(time.perf_counter(), samples_in(element))
-        if meter.converged or time.perf_counter() >= deadline:
+        if time_to_stop(meter, deadline, hard_deadline):
             break
     return meter.rate()
 
@@ -183,7 +197,13 @@ def copy_model(model: Any, strategy: Any = None) -> Any:
     return twin
 
 
-def measure_fit(twin: Any, dataset: Any, deadline: float, samples_per_step: int) -> Rate | None:
+def measure_fit(
+    twin: Any,
+    dataset: Any,
+    deadline: float,
+    samples_per_step: int,
+    hard_deadline: float | None = None,
+) -> Rate | None:
     """Training samples per second of ``twin`` on ``dataset`` (timed per step, steady state)."""
     import keras
 
@@ -197,7 +217,7 @@ def measure_fit(twin: Any, dataset: Any, deadline: float, samples_per_step: int)
 
         def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
             meter.add(time.perf_counter(), self.samples)
-            if meter.converged or time.perf_counter() >= deadline:
+            if time_to_stop(meter, deadline, hard_deadline):
                 self.model.stop_training = True
 
     timer = StepTimer()
@@ -252,9 +272,11 @@ def run_protocol(
     measured.cardinality = cardinality if cardinality >= 0 else None
     if model is None:  # the pipeline is all there is: sample the host while it runs
         with sampling() if sampling is not None else nullcontext():
-            measured.pipeline = measure_pipeline(data, budget.phase_deadline("training"))
+            measured.pipeline = measure_pipeline(
+                data, budget.phase_deadline("training"), budget.deadline
+            )
         return measured
-    measured.pipeline = measure_pipeline(data, budget.phase_deadline("pipeline"))
+    measured.pipeline = measure_pipeline(data, budget.phase_deadline("pipeline"), budget.deadline)
 
     strategy = model.distribute_strategy
     measured.replicas = int(strategy.num_replicas_in_sync)
@@ -264,7 +286,7 @@ def run_protocol(
     synthetic = tf.data.Dataset.from_tensors(first).repeat()
     try:
         measured.ceiling = measure_fit(
-            twin, synthetic, budget.phase_deadline("ceiling"), measured.batch_size
+            twin, synthetic, budget.phase_deadline("ceiling"), measured.batch_size, budget.deadline
         )
         if measured.replicas > 1 and measured.ceiling is not None:
             progress(f"measuring the compute ceiling on one of the {measured.replicas} replicas")
@@ -275,7 +297,7 @@ def run_protocol(
         progress("measuring real training steps")
         with sampling() if sampling is not None else nullcontext():
             measured.training = measure_fit(
-                twin, data, budget.phase_deadline("training"), measured.batch_size
+                twin, data, budget.phase_deadline("training"), measured.batch_size, budget.deadline
             )
     except MeasureError as exc:  # keep what was measured: the report says what failed
         measured.notes.append(f"training could not be measured: {exc}")
