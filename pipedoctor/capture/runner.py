@@ -132,7 +132,9 @@ def _follow(
         if remaining <= 0:
             _kill_tree(process)
             if not state["captured"]:
-                return CaptureResult("timeout", f"did not start training within {timeout:g} s")
+                return CaptureResult(
+                    "timeout", f"did not start training within {timeout:g} s{_cluster_hint()}"
+                )
             return CaptureResult("timeout", f"the check did not finish within {timeout:g} s")
         if open_pipe:
             ready, _, _ = select.select([read_fd], [], [], min(remaining, 0.5))
@@ -202,3 +204,16 @@ def _wait(process: subprocess.Popen[bytes], deadline: float) -> None:
         process.wait(timeout=max(0.5, min(10.0, deadline - time.time())))
     except subprocess.TimeoutExpired:
         _kill_tree(process)
+
+
+def _cluster_hint() -> str:
+    """Why a multi-worker script may never start: its strategy waits for the other workers."""
+    from pipedoctor.measure.setup import cluster
+
+    found = cluster()
+    if found is None:
+        return ""
+    return (
+        f" (TF_CONFIG names {found['workers']} workers: a multi-worker job started on one "
+        "worker waits for the others, so run the check on every worker or without TF_CONFIG)"
+    )

@@ -143,6 +143,15 @@ def autoshard_data(context: Context) -> Iterator[Hit]:
     )
     if not multi_worker:
         return
+    workers_count = workers[0].get("count") if workers else None
+    for files in setup.of("input_files"):
+        if workers_count and files.get("count") < workers_count:
+            yield Hit(
+                files.location,
+                f"The input has {files.get('count')} files for {workers_count} workers: file "
+                "sharding leaves some workers without data (TensorFlow then fails or falls back "
+                "to reading everything everywhere); write at least as many files as workers.",
+            )
     for fact in setup.of("autoshard"):
         if fact.get("policy") in ("DATA", "OFF"):
             yield Hit(

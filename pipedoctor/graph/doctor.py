@@ -85,6 +85,10 @@ def diagnose(
         )
         return result
     result.notes += gp.notes
+    files = [s.param("filenames") for s in gp.pipeline.stages if s.param("filenames") is not None]
+    counted = [f.count for f in files if getattr(f, "count", None)]
+    if counted:
+        result.measurements["input_files"] = sum(counted)
     analysis = Analysis("<graph>", [gp.pipeline])
     findings = list(run_rules(analysis, "graph", selection))
     if time.perf_counter() >= deadline - 1.0:
@@ -105,6 +109,7 @@ def diagnose(
     result.notes += outcome.notes
     result.findings = with_gains(findings, outcome.fixes)
     result.measurements = {
+        **result.measurements,
         "graph_pipeline_samples_per_s": round(outcome.baseline, 1) if outcome.baseline else None,
         "stages": outcome.stages,
         "whatif": outcome.fixes,

@@ -57,6 +57,8 @@ def measure_job(
     measurements.update(graph.measurements)
     setup, facts = live_setup(model, measured.batch_size, where)
     measurements.update(facts)
+    if graph.measurements.get("input_files"):
+        setup.add("input_files", where, count=graph.measurements["input_files"])
     projection(measurements)
     setup_findings = run_rules(
         Analysis("<job>", training=setup), "runtime", only(selection, "PD2"), measurements

@@ -36,6 +36,23 @@ def _learning_rate(optimizer: Any) -> tuple[str, float | None, bool]:
         return "unknown", None, False
 
 
+def cluster() -> dict[str, Any] | None:
+    """Workers and this task from ``TF_CONFIG`` (``None`` for a single-host job)."""
+    import json
+    import os
+
+    try:
+        config = json.loads(os.environ.get("TF_CONFIG", "") or "{}")
+    except ValueError:
+        return None
+    hosts = config.get("cluster") or {}
+    workers = len(hosts.get("worker", [])) + len(hosts.get("chief", []))
+    if workers <= 1:
+        return None
+    task = config.get("task") or {}
+    return {"workers": workers, "task": f"{task.get('type', '?')}:{task.get('index', '?')}"}
+
+
 def live_setup(
     model: Any, batch_size: int | None, where: Location | None = None
 ) -> tuple[TrainingSetup, dict[str, Any]]:
@@ -63,6 +80,10 @@ def live_setup(
     policy = keras.config.dtype_policy().name if hasattr(keras, "config") else "float32"
     measurements["mixed_precision"] = policy
     setup.add("precision", where, policy=policy, mixed=policy.startswith("mixed"))
+    multi_worker = cluster()
+    if multi_worker is not None:
+        setup.add("workers", where, count=multi_worker["workers"])
+        measurements.update(multi_worker)
     if model is None:
         return setup, measurements
     if tf.distribute.has_strategy() and model._distribute_strategy is None and replicas == 1:
