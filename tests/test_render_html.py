@@ -268,3 +268,23 @@ def test_verdict_badges_differ() -> None:
         assert text == (verdict or "no verdict")
         seen[verdict] = color
     assert len(set(seen.values())) == 4
+
+
+def test_card_shows_slowest_stage_scaling_and_projection() -> None:
+    report = Report(
+        verdict="input-bound",
+        measurements={
+            "replicas": 2,
+            "scaling_efficiency": 0.9,
+            "ceiling_1_samples_per_s": 100.0,
+            "ceiling_n_samples_per_s": 180.0,
+            "projected_samples_per_s": 50.0,
+            "stages": [
+                {"op": "map", "path": "a<b>.py", "line": 3, "samples_per_s": 60.0, "limiting": True}
+            ],
+        },
+    )
+    card = render_html(report)
+    assert "Slowest stage: `map` at a&lt;b&gt;.py:3 (60 samples/s)" in card
+    assert "Scaling efficiency: 90% on 2 replicas" in card
+    assert "Projection: 50 samples/s with today&#x27;s pipeline" in card
