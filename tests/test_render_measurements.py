@@ -184,3 +184,16 @@ def test_scaling_projection_and_slowest_stage_lines() -> None:
     assert "Scaling efficiency: 62% on 4 replicas (ceiling: 1,000 on 1 replica, 2,480 on 4)" in text
     assert "Projection: 900 samples/s with today's pipeline, 2,480 after the safe fixes" in text
     assert "Slowest stage: `map` at train.py:12 (950 samples/s)" in text
+
+
+def test_gain_label_says_what_training_can_gain() -> None:
+    from pipedoctor.render.text import gain_label
+    from pipedoctor.report import Finding, Severity
+
+    capped = Finding(
+        "PD106", "missing-cache", Severity.WARNING, "m", gain=37.8, end_to_end_gain=2.0
+    )
+    assert gain_label(capped) == "measured gain x37.8 (x2.0 for training)"
+    plain = Finding("PD102", "sequential-map", Severity.WARNING, "m", gain=1.8, end_to_end_gain=1.8)
+    assert gain_label(plain) == "measured gain x1.8"
+    assert gain_label(Finding("PD101", "missing-prefetch", Severity.INFO, "m")) is None

@@ -234,7 +234,7 @@ def evaluate(
             result.notes.append("per-stage rates: the budget ran out before every stage was timed")
             break
         prefix = g.rebuild(g.truncated(gp.graph, gs.node), gs.spec)
-        rate = time_dataset(prefix, gs.batched, min(1.0, left()))
+        rate = time_dataset(prefix, gs.batched, min(MEASURE_S, left()))
         where = gs.stage.location
         result.stages.append({
             "index": i, "op": gs.stage.op,

@@ -15,6 +15,7 @@ from typing import Any
 from pipedoctor.render import sorted_findings, span, title
 from pipedoctor.render.text import (
     ci_text,
+    gain_label,
     gpu_facts,
     gpu_list,
     host_cpu,
@@ -169,8 +170,8 @@ def _finding(finding: Finding) -> str:
         f"<strong>{_e(title(finding))}</strong>",
         f'<span class="pd-sev pd-sev-{severity}">{severity}</span>',
     ]
-    if finding.gain is not None:
-        head.append(f'<span class="pd-gain">x{finding.gain:.1f}</span>')
+    if label := gain_label(finding):
+        head.append(f'<span class="pd-gain">{_e(label)}</span>')
     place = span(finding)
     if place.path is not None:
         where = place.path + (f":{place.line}" if place.line is not None else "")

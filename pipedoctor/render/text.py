@@ -103,6 +103,18 @@ def _measurements(measurements: Mapping[str, Any], color: bool) -> list[str]:
     return lines
 
 
+def gain_label(finding: Finding) -> str | None:
+    """``measured gain x37.8 (x2.0 for training)``: the pipeline's gain, and what training can
+    gain when the compute ceiling caps it."""
+    if finding.gain is None:
+        return None
+    label = f"measured gain x{finding.gain:.1f}"
+    end_to_end = finding.end_to_end_gain
+    if end_to_end is not None and abs(end_to_end - finding.gain) >= 0.05:
+        label += f" (x{end_to_end:.1f} for training)"
+    return label
+
+
 def scaling_line(measurements: Mapping[str, Any]) -> str | None:
     """``85% on 2 replicas (ceiling 1 replica 5,000, 2 replicas 8,500 samples/s)``."""
     efficiency = number(measurements.get("scaling_efficiency"))
@@ -144,8 +156,8 @@ def _block(finding: Finding, color: bool) -> list[str]:
         f"{finding.rule} [{finding.severity.label}]", _SEVERITY_COLOR[finding.severity], color
     )
     message = _clean(finding.message)
-    if finding.gain is not None:
-        message += f" (measured gain x{finding.gain:.1f})"
+    if label := gain_label(finding):
+        message += f" ({label})"
     name = f" {_clean(finding.name)}" if finding.name else ""
     head = f"{_paint(_where(finding), _BOLD, color)}: {severity}{name}: "
     block = [head + message.replace("\n", "\n  ")]
