@@ -132,6 +132,18 @@ class _Sampler:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
+    def start(self) -> Any:  # each sampler starts its own way
+        raise NotImplementedError
+
+    def stop(self) -> Any:
+        raise NotImplementedError
+
+    def __enter__(self) -> Any:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
     def _launch(self) -> None:
         self._thread = threading.Thread(target=self._guarded, name=self.thread_name, daemon=True)
         self._thread.start()
@@ -188,12 +200,6 @@ class GpuSampler(_Sampler):
         self._pcie_ok: set[int] = set()
         self._samples: list[GpuSample] = []
         self._tick = 0
-
-    def __enter__(self) -> GpuSampler:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     @property
     def available(self) -> bool:
@@ -420,12 +426,6 @@ class HostSampler(_Sampler):
         self._children: list[Any] = []
         self._children_at = 0.0
         self._samples: list[HostSample] = []
-
-    def __enter__(self) -> HostSampler:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     @property
     def available(self) -> bool:
