@@ -14,7 +14,6 @@ from typing import Any
 
 from pipedoctor import diagnosis
 from pipedoctor.config import Config
-from pipedoctor.graph.doctor import measured
 from pipedoctor.pipeline import Analysis
 from pipedoctor.report import Finding, Report, ranked
 from pipedoctor.rules import Selection, only, run_rules
@@ -37,15 +36,19 @@ def _without(selection: Selection, prefix: str) -> Selection:
 
 def merge(static: list[Finding], graph: list[Finding]) -> list[Finding]:
     """Static and graph findings as one list: where both saw the same rule on the same line,
-    keep the static one (its exact column) with the graph one's measured gain."""
+    keep the static one's place (its exact column) and the graph one's measured content (gain,
+    severity, and the measured sentences in its message)."""
     static_setup_rules = {f.rule for f in static if f.rule.startswith("PD2")}
     graph = [f for f in graph if f.rule not in static_setup_rules]  # the source line is better
     by_place = {(f.rule, f.path, f.line): f for f in graph}
     merged = []
     for finding in static:
         twin = by_place.pop((finding.rule, finding.path, finding.line), None)
-        if twin is not None and twin.gain is not None:
-            finding = measured(finding, twin.gain, twin.end_to_end_gain)
+        if twin is not None:
+            finding = replace(
+                finding, message=twin.message, severity=twin.severity, gain=twin.gain,
+                end_to_end_gain=twin.end_to_end_gain,
+            )  # fmt: skip
         merged.append(finding)
     return merged + list(by_place.values())
 
@@ -78,6 +81,7 @@ def check(
     model: Any = None,
     *,
     timeout: float = 60.0,
+    workers: int | None = None,
     select: list[str] | None = None,
     ignore: list[str] | None = None,
     progress: Callable[[str], None] | None = None,
@@ -86,7 +90,8 @@ def check(
     ceiling and real training on a copy of it) and return the :class:`Report`.
 
     Without a model only the pipeline is measured. The model itself is never trained or
-    changed. Raises :class:`CheckError` when nothing could be measured.
+    changed. ``workers`` explains which files each of that many workers would read (default:
+    the workers in ``TF_CONFIG``). Raises :class:`CheckError` when nothing could be measured.
     """
     from pipedoctor.config import load_config
     from pipedoctor.measure.job import measure_job
@@ -94,7 +99,10 @@ def check(
 
     config = load_config(Path.cwd(), select=select, ignore=ignore)
     try:
-        job = measure_job(dataset, model, timeout, progress or (lambda _: None), config.selection)
+        job = measure_job(
+            dataset, model, timeout, progress or (lambda _: None), config.selection,
+            workers=workers,
+        )  # fmt: skip
     except MeasureError as exc:
         raise CheckError(str(exc)) from None
     notes = list(job.notes)
@@ -110,6 +118,7 @@ def check_script(
     *,
     timeout: float,
     run_after: bool = False,
+    workers: int | None = None,
     progress: Callable[[str], None] = lambda _: None,
     show_output: bool = False,
 ) -> Report:
@@ -120,7 +129,7 @@ def check_script(
     if not script.is_file():
         raise CheckError(f"no such script: {script}")
     result = run_script(
-        script, args, timeout=timeout, run_after=run_after, progress=progress,
+        script, args, timeout=timeout, run_after=run_after, workers=workers, progress=progress,
         show_output=show_output,
     )  # fmt: skip
     if result.status != "ok":

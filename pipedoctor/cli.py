@@ -141,6 +141,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--run-after", action="store_true", help="let the script carry on training after the check"
     )
+    check.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="explain which files each of N workers would read (default: the workers in TF_CONFIG)",
+    )
     check.add_argument("--show-output", action="store_true", help="show the script's own output")
     check.add_argument("--quiet", "-q", action="store_true", help="no progress display")
 
@@ -230,6 +236,8 @@ def run_check(args: argparse.Namespace) -> int:
         raise UsageError(f"--fail-on: unknown value {unknown[0]!r}")
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
+    if args.workers is not None and args.workers < 2:
+        raise UsageError("--workers must be 2 or more")
     script = demo_script() if args.demo else args.script
     if script is None:
         raise UsageError("check needs a SCRIPT (or --demo)")
@@ -245,7 +253,7 @@ def run_check(args: argparse.Namespace) -> int:
     try:
         report = check_script(
             script, args.script_args, config, timeout=args.timeout, run_after=args.run_after,
-            progress=progress, show_output=args.show_output,
+            workers=args.workers, progress=progress, show_output=args.show_output,
         )  # fmt: skip
     except CheckError as exc:
         progress.done()

@@ -10,6 +10,20 @@ from typing import Any
 
 INPUT_BOUND, COMPUTE_BOUND, BALANCED = "input-bound", "compute-bound", "balanced"
 VERDICTS = (INPUT_BOUND, COMPUTE_BOUND, BALANCED)
+NO_GAIN = 1.05
+"""Below this measured gain a fix is within noise of doing nothing."""
+
+
+def service_figures(measurements: dict[str, Any]) -> tuple[int, float, float] | None:
+    """(workers, samples/s through local tf.data service workers, samples/s in-process), or
+    ``None`` when the service was not measured."""
+    service = measurements.get("data_service")
+    if not isinstance(service, dict):
+        return None
+    rate, local = service.get("samples_per_s"), service.get("local_samples_per_s")
+    if not rate or not local:
+        return None
+    return int(service.get("workers") or 1), float(rate), float(local)
 
 
 def thresholds(overrides: dict[str, Any] | None = None) -> dict[str, float]:

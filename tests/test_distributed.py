@@ -23,12 +23,13 @@ strategy = tf.distribute.MirroredStrategy([f"/cpu:{{i}}" for i in range({n})])
 x = np.random.default_rng(0).normal(size=(2048, 32)).astype("float32")
 y = np.zeros((2048,), "int32")
 ds = tf.data.Dataset.from_tensor_slices((x, y)).batch({batch}).prefetch(tf.data.AUTOTUNE)
+val = tf.data.Dataset.from_tensor_slices((x[:1003], y[:1003])).batch({batch})
 with strategy.scope():
     model = keras.Sequential(
         [keras.Input((32,)), keras.layers.Dense(64), {norm}keras.layers.Dense(10)]
     )
     model.compile(keras.optimizers.SGD(0.01), keras.losses.SparseCategoricalCrossentropy(True))
-model.fit(ds, epochs=1)
+model.fit(ds, epochs=1, validation_data=val)
 """
 
 
@@ -56,14 +57,21 @@ def test_replicas_scaling_and_setup_rules(tmp_path: Path, replicas: int) -> None
     assert m["ceiling_1_samples_per_s"] > 0 and m["ceiling_n_samples_per_s"] > 0
     assert m["projected_samples_per_s"] > 0
     rules = {f["rule"] for f in report["findings"]}
-    assert {"PD203", "PD204"} <= rules and "PD201" not in rules, rules
+    assert {"PD203", "PD204", "PD208"} <= rules and "PD201" not in rules, rules
+    pd208 = next(f for f in report["findings"] if f["rule"] == "PD208")
+    assert (
+        f"1,003 examples: in global batches of {batch} over {replicas} replicas"
+        in (pd208["message"])
+    )
+    assert f"the last batch holds {1003 % batch}" in pd208["message"]
 
 
 def test_uneven_batch_gets_a_finding_instead_of_a_crash(tmp_path: Path) -> None:
     report = check(tmp_path, 2, 17)
     pd201 = next(f for f in report["findings"] if f["rule"] == "PD201")
     assert "Global batch 17 does not divide across 2 replicas" in pd201["message"]
-    fit_line = 1 + (tmp_path / "train.py").read_text().splitlines().index("model.fit(ds, epochs=1)")
+    lines = (tmp_path / "train.py").read_text().splitlines()
+    fit_line = 1 + lines.index("model.fit(ds, epochs=1, validation_data=val)")
     assert pd201["path"] == "train.py" and pd201["line"] == fit_line
     assert report["measurements"]["pipeline_samples_per_s"] > 0
     failed = [n for n in report["notes"] if n.startswith("training could not be measured")]
@@ -75,4 +83,5 @@ def test_parity_on_a_tiny_slice(tmp_path: Path) -> None:
     m = report["measurements"]
     assert m["parity_steps"] == 4
     assert m["parity_max_loss_delta"] < 1e-3  # float reordering only
+    assert m["parity_max_weight_delta"] < 1e-3
     assert "PD306" not in {f["rule"] for f in report["findings"]}

@@ -15,7 +15,7 @@ from pipedoctor.capture import sites  # noqa: E402
 from pipedoctor.graph import graphdef as g  # noqa: E402
 from pipedoctor.graph.doctor import diagnose  # noqa: E402
 from pipedoctor.graph.frontend import read_dataset  # noqa: E402
-from pipedoctor.graph.whatif import candidates, evaluate, rewritten  # noqa: E402
+from pipedoctor.graph.whatif import candidates, changed_values, evaluate, rewritten  # noqa: E402
 from pipedoctor.pipeline import AUTOTUNE, Analysis, Files  # noqa: E402
 from pipedoctor.rules import run_rules  # noqa: E402
 
@@ -39,6 +39,14 @@ def parse(record):
 
 def first(dataset, n: int) -> list[np.ndarray]:
     return [np.asarray(x) for x in dataset.take(n)]
+
+
+READINGS = np.random.default_rng(0).integers(-3000, 3000, size=(100, 6)).astype(np.int16)
+MEAN, STD = READINGS.mean(axis=0).astype(np.float32), READINGS.std(axis=0).astype(np.float32)
+
+
+def standardize(row):
+    return (tf.cast(row, tf.float32) - MEAN) / STD
 
 
 def test_reads_exact_parameters_files_functions_and_call_sites(tmp_path: Path) -> None:
@@ -88,8 +96,20 @@ def test_graph_rules_see_what_the_source_hid() -> None:
             .repeat(30)
             .map(tf.io.decode_png)
         ),
+        lambda: (
+            tf.data.Dataset.from_tensor_slices(READINGS)
+            .map(standardize, num_parallel_calls=AUTOTUNE)
+            .shuffle(64, seed=1)
+            .batch(7)
+        ),
     ],
-    ids=["sequential-map+batch", "fixed-parallelism+prefetch", "interleave", "decode+cache"],
+    ids=[
+        "sequential-map+batch",
+        "fixed-parallelism+prefetch",
+        "interleave",
+        "decode+cache",
+        "element-wise-map-after-batch",
+    ],
 )
 def test_every_rewrite_keeps_what_the_pipeline_yields(build) -> None:
     ds = build()
@@ -107,6 +127,25 @@ def test_every_rewrite_keeps_what_the_pipeline_yields(build) -> None:
         )
     together = g.rebuild(rewritten(gp, found), ds.element_spec)
     assert all(np.array_equal(a, b) for a, b in zip(expected, first(together, 25), strict=True))
+
+
+def test_moving_a_map_after_batch_is_made_only_where_the_values_stay_the_same() -> None:
+    rows = tf.data.Dataset.from_tensor_slices(READINGS)
+    per_row_mean = rows.map(
+        lambda r: tf.cast(r, tf.float32) - tf.reduce_mean(tf.cast(r, tf.float32))
+    )
+    assert not [
+        c for c in candidates(read_dataset(per_row_mean.batch(8)), None) if c.rule == "PD109"
+    ]
+
+    widened = rows.map(lambda r: tf.cast(r, tf.float32) + tf.ones((2, 6))).batch(8)
+    gp = read_dataset(widened)
+    (move,) = [c for c in candidates(gp, None) if c.rule == "PD109"]
+    assert move.verify
+    assert "fails" in changed_values(gp, [move], widened.element_spec)
+    outcome = evaluate(gp, widened.element_spec, time.perf_counter() + 6)
+    assert not [f for f in outcome.fixes if f["rule"] == "PD109"]
+    assert any("after `batch`: not made, the rewritten pipeline fails" in n for n in outcome.notes)
 
 
 def test_parallel_reads_reorder_so_they_are_only_advised(tmp_path: Path) -> None:
@@ -139,6 +178,22 @@ def test_attribution_names_the_slow_stage_and_fixes_carry_gains() -> None:
     parallel = [f for f in outcome.fixes if f["rule"] == "PD102" and "stage 2" in f["title"]]
     assert parallel and parallel[0]["gain"] > 1.3, outcome.fixes
     assert outcome.fixed and outcome.fixed > outcome.baseline
+
+
+def test_a_python_stage_gets_a_measured_bound_never_a_rewrite() -> None:
+    ds = tf.data.Dataset.range(100_000).map(lambda x: x * 2).map(slow).batch(16)
+    gp = read_dataset(ds)
+    (bound,) = [c for c in candidates(gp, None) if c.rule == "PD108"]
+    assert bound.bound and not bound.safe
+    result = diagnose(ds, time.perf_counter() + 30)
+    (entry,) = [f for f in result.measurements["whatif"] if f["bound"]]
+    assert entry["gain"] > 2, entry
+    assert (
+        "`map` (stage 2) with its Python work taken out" not in result.measurements["fixes_applied"]
+    )
+    (pd108,) = [f for f in result.findings if f.rule == "PD108"]
+    assert "Measured bound: with this stage's work taken out the pipeline runs at" in pd108.message
+    assert pd108.gain is None
 
 
 def test_optimize_applies_safe_fixes_and_keeps_the_elements() -> None:

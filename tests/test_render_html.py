@@ -288,3 +288,5 @@ def test_card_shows_slowest_stage_scaling_and_projection() -> None:
     assert "Slowest stage: `map` at a&lt;b&gt;.py:3 (60 samples/s)" in card
     assert "Scaling efficiency: 90% on 2 replicas" in card
     assert "Projection: 50 samples/s with today&#x27;s pipeline" in card
+    sharded = Report(measurements={"sharding": {"summary": "worker 0: 3 files <a>"}})
+    assert "Sharding: worker 0: 3 files &lt;a&gt;" in render_html(sharded)

@@ -186,6 +186,24 @@ def test_scaling_projection_and_slowest_stage_lines() -> None:
     assert "Slowest stage: `map` at train.py:12 (950 samples/s)" in text
 
 
+def test_sharding_and_data_service_lines() -> None:
+    from pipedoctor.render.text import render_text
+    from pipedoctor.report import Report
+
+    measured = Report(
+        measurements={
+            "sharding": {"summary": "With auto-shard policy AUTO on 2 workers, file i goes"},
+            "data_service": {"workers": 2, "samples_per_s": 1500.0, "local_samples_per_s": 1200.0},
+        }
+    )
+    text = render_text(measured)
+    assert "Sharding: With auto-shard policy AUTO on 2 workers, file i goes" in text
+    service = "tf.data service: 1,500 samples/s from 2 local workers against 1,200 in-process"
+    assert service + " (x1.25)" in text
+    skipped = Report(measurements={"data_service": {"workers": 2, "note": "not measured: why"}})
+    assert "tf.data service: not measured: why" in render_text(skipped)
+
+
 def test_gain_label_says_what_training_can_gain() -> None:
     from pipedoctor.render.text import gain_label
     from pipedoctor.report import Finding, Severity

@@ -60,10 +60,15 @@ def user_traceback(exc: BaseException) -> str:
 class Capture:
     """Hooks on Keras and tf.distribute; measures at the first training call it sees."""
 
-    def __init__(self, events: Events, deadline: float, run_after: bool) -> None:
+    def __init__(
+        self, events: Events, deadline: float, run_after: bool, workers: int | None = None
+    ) -> None:
         self.events = events
         self.deadline = deadline
         self.run_after = run_after
+        self.workers = workers
+        self.validation: tuple[Any, Any] = (None, None)
+        """``fit``'s validation data and its batch size."""
         self.done = False
         self.last_model: Any = None
         self.where: Any = None
@@ -152,6 +157,7 @@ class Capture:
         else:
             raise_error(self.events, "`fit` was called without training data")
             raise CaptureDone
+        self.validation = (kw.get("validation_data"), kw.get("validation_batch_size") or batch_size)
         self.measure(dataset, model, {"hook": "fit", "given": given})
 
     def measure(self, dataset: Any, model: Any, capture_info: dict[str, Any]) -> None:
@@ -166,6 +172,8 @@ class Capture:
                 max(1.0, self.deadline - time.time()),
                 progress=lambda message: self.events.send("progress", message=message),
                 where=self.where,
+                workers=self.workers,
+                validation=self.validation,
             )
         except MeasureError as exc:
             raise_error(self.events, str(exc))
@@ -194,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, required=True)
     parser.add_argument("--deadline", type=float, required=True, help="time.time() to finish by")
     parser.add_argument("--run-after", action="store_true")
+    parser.add_argument("--workers", type=int)
     parser.add_argument("script")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     options = parser.parse_args(argv)
@@ -201,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     script = Path(options.script).resolve()
     with quiet_tensorflow():
         try:
-            capture = Capture(events, options.deadline, options.run_after)
+            capture = Capture(events, options.deadline, options.run_after, options.workers)
             capture.install()
         except ImportError as exc:
             raise_error(

@@ -65,6 +65,7 @@ def run_script(
     *,
     timeout: float,
     run_after: bool = False,
+    workers: int | None = None,
     progress: Callable[[str], None] = lambda _: None,
     show_output: bool = False,
 ) -> CaptureResult:
@@ -86,6 +87,7 @@ def run_script(
             sys.executable, "-m", "pipedoctor.capture.child",
             "--events", str(write_fd), "--deadline", f"{deadline - 2.0:.3f}",
             *(["--run-after"] if run_after else []),
+            *(["--workers", str(workers)] if workers else []),
             str(script), *args,
         ]  # fmt: skip
         with open(log_path, "wb") as log:

@@ -134,6 +134,34 @@ def non_chief_writes(context: Context) -> Iterator[Hit]:
             )
 
 
+@detector("PD208")
+def distributed_eval_uneven(context: Context) -> Iterator[Hit]:
+    setup = context.analysis.training
+    if not multi_replica(setup):
+        return
+    counts = setup.of("replicas")
+    replicas = counts[0].get("count") if counts else None
+    for fact in setup.of("evaluation"):
+        examples, batch = fact.get("examples"), fact.get("global_batch")
+        if not examples or not batch or examples % batch == 0:
+            continue
+        rest = examples % batch
+        if fact.get("drop_remainder"):
+            message = (
+                f"The validation set has {examples:,} examples and is batched by {batch} with "
+                f"`drop_remainder=True`: the last {rest} are never evaluated, and which ones "
+                "depends on the batch, and so on the device count."
+            )
+        else:
+            message = (
+                f"The validation set has {examples:,} examples: in global batches of {batch}"
+                + (f" over {replicas} replicas" if replicas else "")
+                + f" the last batch holds {rest}, split unevenly (some replicas may get none); "
+                "custom metrics or steps that assume full per-replica batches miscount it."
+            )
+        yield Hit(fact.location, message)
+
+
 @detector("PD210")
 def autoshard_data(context: Context) -> Iterator[Hit]:
     setup = context.analysis.training

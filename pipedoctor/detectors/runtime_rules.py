@@ -40,8 +40,26 @@ def host_cpu_saturated(context: Context) -> Iterator[Hit]:
             f"The host CPUs are {cpu:.0f}% busy during training"
             + (f" (all {cores} cores)" if cores else "")
             + ": more parallelism cannot help; cache decoded data, make preprocessing cheaper, "
-            "or move it off this host (tf.data service).",
+            "or move it off this host (tf.data service)." + _service_measured(m),
         )
+
+
+def _service_measured(m: dict) -> str:
+    """What the local tf.data service measurement found, as evidence for the advice."""
+    figures = diagnosis.service_figures(m)
+    if figures is None:
+        return ""
+    workers, rate, local = figures
+    gain = rate / local
+    verdict = (
+        "so workers on other hosts, adding their own cores, are where it pays off"
+        if gain < diagnosis.NO_GAIN
+        else "already faster on this host; more on other hosts add their own cores"
+    )
+    return (
+        f" Measured: {workers} local tf.data service workers delivered {rate:,.0f} samples/s "
+        f"against {local:,.0f} in-process (x{gain:.2f}), {verdict}."
+    )
 
 
 @detector("PD303")
@@ -103,16 +121,25 @@ def poor_scaling(context: Context) -> Iterator[Hit]:
 @detector("PD306")
 def replica_divergence(context: Context) -> Iterator[Hit]:
     m = context.measurements
+    tolerance = context.param("loss_tolerance")
     delta = m.get("parity_max_loss_delta")
-    if delta is None or delta <= context.param("loss_tolerance"):
+    weights = m.get("parity_max_weight_delta")
+    apart = [d for d in (delta, weights) if d is not None and d > tolerance]
+    if not apart:
         return
     losses = m.get("parity_losses") or {}
+    what = (
+        f"the loss on {m.get('replicas')} replicas differs from one replica by up to {delta:.1%}"
+        if delta is not None and delta > tolerance
+        else "the losses agree"
+    )
+    if weights is not None:
+        what += f", and the trained weights by {weights:.1%}"
     yield Hit(
         None,
-        f"On the same {m.get('parity_steps')} batches from the same weights, the loss on "
-        f"{m.get('replicas')} replicas differs from one replica by up to {delta:.1%} "
-        f"(tolerance {context.param('loss_tolerance'):g}, relative): one replica "
-        f"{losses.get('one_replica')}, all {losses.get('all_replicas')}. More than float "
+        f"On the same {m.get('parity_steps')} batches from the same weights, {what} "
+        f"(tolerance {tolerance:g}, relative): losses on one replica "
+        f"{losses.get('one_replica')}, on all {losses.get('all_replicas')}. More than float "
         "reordering: per-replica statistics (BatchNormalization), loss scaling or a custom "
         "training step differ between the two.",
     )

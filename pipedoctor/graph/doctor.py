@@ -7,12 +7,10 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pipedoctor.diagnosis import NO_GAIN
 from pipedoctor.pipeline import Analysis
 from pipedoctor.report import Finding, Severity
 from pipedoctor.rules import ALL_RULES, Selection, run_rules
-
-NO_GAIN = 1.05
-"""Below this measured gain a fix is within noise of doing nothing."""
 
 
 @dataclass
@@ -36,6 +34,15 @@ def measured(finding: Finding, gain: float | None, end_to_end: float | None) -> 
     return finding
 
 
+def bound_sentence(bound: dict[str, Any]) -> str:
+    """A measured upper bound, said as one: what the stage could give at most, not a gain."""
+    return (
+        f" Measured bound: with this stage's work taken out the pipeline runs at "
+        f"{bound['samples_per_s']:,.0f} samples/s (x{bound['gain']:.1f}); rewriting it in "
+        "TensorFlow ops recovers part of that."
+    )
+
+
 def with_gains(findings: list[Finding], fixes: list[dict[str, Any]]) -> list[Finding]:
     """Each finding gets the measured gain of the fix for its rule at its line."""
     out = []
@@ -50,7 +57,9 @@ def with_gains(findings: list[Finding], fixes: list[dict[str, Any]]) -> list[Fin
             ),
             None,
         )
-        if match is not None:
+        if match is not None and match.get("bound"):
+            finding = replace(finding, message=finding.message + bound_sentence(match))
+        elif match is not None:
             finding = measured(finding, match["gain"], match["end_to_end_gain"])
         out.append(finding)
     return out
@@ -74,6 +83,7 @@ def diagnose(
 
     from pipedoctor.graph.frontend import read_dataset
     from pipedoctor.graph.whatif import evaluate
+    from pipedoctor.measure.protocol import brief
 
     result = GraphDiagnosis()
     try:
@@ -102,7 +112,7 @@ def diagnose(
     except (tf.errors.OpError, ValueError, TypeError) as exc:
         result.notes.append(
             f"the pipeline could not be rebuilt from its graph to time stages and "
-            f"fixes ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})"
+            f"fixes ({type(exc).__name__}: {brief(exc)})"
         )
         result.findings = findings
         return result

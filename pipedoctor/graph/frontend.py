@@ -142,9 +142,9 @@ def python_chain(dataset: Any) -> list[Any]:
 
 
 def spec_from_node(node: g.NodeDef) -> Any:
-    key = "output_types" if "output_types" in node.attr else "Toutput_types"
-    types = [tf.as_dtype(t) for t in node.attr[key].list.type]
-    shapes = [tf.TensorShape(s) for s in node.attr["output_shapes"].list.shape]
+    type_attr, shape_attr = g.element_attrs(node)
+    types = [tf.as_dtype(t) for t in type_attr.list.type]
+    shapes = [tf.TensorShape(s) for s in shape_attr.list.shape]
     specs = tuple(tf.TensorSpec(s, t) for s, t in zip(shapes, types, strict=False))
     return specs[0] if len(specs) == 1 else specs
 
@@ -186,6 +186,12 @@ def to_stage(graph: g.GraphDef, node: g.NodeDef, obj: Any) -> Stage:
         params["filename"] = g.param(graph, node, "filename") or ""
     location = site_of(obj) if obj is not None else None
     return Stage(op, params, fn, location=location)
+
+
+def prefix_cardinality(gp: GraphPipeline, index: int) -> int:
+    """Elements out of stage ``index`` (negative: infinite or unknown), from a truncated rebuild."""
+    stage = gp.stages[index]
+    return int(g.rebuild(g.truncated(gp.graph, stage.node), stage.spec).cardinality())
 
 
 def read_dataset(dataset: Any, sink: str | None = "fit") -> GraphPipeline:

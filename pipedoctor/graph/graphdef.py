@@ -225,11 +225,15 @@ def add_const(graph: GraphDef, value: Any, dtype: Any) -> str:
     return node.name
 
 
+def _set_inputs(node: NodeDef, inputs: list[str]) -> None:
+    del node.input[:]
+    node.input.extend(inputs)
+
+
 def _insert_input(node: NodeDef, index: int, name: str) -> None:
     inputs = list(node.input)
     inputs.insert(index, name)
-    del node.input[:]
-    node.input.extend(inputs)
+    _set_inputs(node, inputs)
 
 
 def set_param(graph: GraphDef, node_name: str, name: str, value: int) -> None:
@@ -288,6 +292,52 @@ def _attrs(**values: Any) -> dict[str, attr_value_pb2.AttrValue]:
     return out
 
 
+def _types_key(node: NodeDef) -> str:
+    """Most dataset ops name their element types ``output_types``; a few ``Toutput_types``."""
+    return "Toutput_types" if "Toutput_types" in node.attr else "output_types"
+
+
+def element_attrs(node: NodeDef) -> tuple[attr_value_pb2.AttrValue, attr_value_pb2.AttrValue]:
+    """A dataset node's element types and shapes."""
+    return node.attr[_types_key(node)], node.attr["output_shapes"]
+
+
+def copy_attr(attr: attr_value_pb2.AttrValue) -> attr_value_pb2.AttrValue:
+    twin = attr_value_pb2.AttrValue()
+    twin.CopyFrom(attr)
+    return twin
+
+
+def set_element_attrs(node: NodeDef, types: Any, shapes: Any) -> None:
+    node.attr[_types_key(node)].CopyFrom(types)
+    node.attr["output_shapes"].CopyFrom(shapes)
+
+
+def _batched_shapes(shapes: attr_value_pb2.AttrValue, like: Any) -> attr_value_pb2.AttrValue:
+    """``shapes`` with the leading batch dimension of ``like`` (a batch node's shapes)."""
+    out = attr_value_pb2.AttrValue()
+    batch_dim = like.list.shape[0].dim[0].size if like.list.shape[0].dim else -1
+    for shape in shapes.list.shape:
+        new = out.list.shape.add()
+        if shape.unknown_rank:
+            new.unknown_rank = True
+            continue
+        new.dim.add().size = batch_dim
+        for dim in shape.dim:
+            new.dim.add().size = dim.size
+    return out
+
+
+def redirect(graph: GraphDef, old: str, new: str) -> None:
+    """Every consumer of ``old``'s output reads ``new``'s instead (control inputs left alone)."""
+    for node in graph.node:
+        if node.name == new:
+            continue
+        for i, name in enumerate(node.input):
+            if clean(name) == old and not name.startswith("^"):
+                node.input[i] = new
+
+
 def insert_after(
     graph: GraphDef, target: str, op: str, extra: list[str], attrs: dict[str, Any] | None = None
 ) -> str:
@@ -296,23 +346,67 @@ def insert_after(
     new = NodeDef()
     new.name = _unique(graph, op)
     new.op = op
-    for node in graph.node:
-        for i, name in enumerate(node.input):
-            if clean(name) == target and not name.startswith("^"):
-                node.input[i] = new.name
+    redirect(graph, target, new.name)
     new.input.extend([target, *extra])
-    source = by_name[target]
-    types = (
-        source.attr["output_types"]
-        if "output_types" in source.attr
-        else source.attr["Toutput_types"]
-    )
+    types, shapes = element_attrs(by_name[target])
     new.attr["output_types"].CopyFrom(types)
-    new.attr["output_shapes"].CopyFrom(source.attr["output_shapes"])
+    new.attr["output_shapes"].CopyFrom(shapes)
     for key, value in (attrs or {}).items():
         new.attr[key].CopyFrom(value)
     graph.node.append(new)
     return new.name
+
+
+def move_after_batch(graph: GraphDef, map_name: str, batch_name: str) -> None:
+    """Move an element-wise ``map`` from before ``batch`` to right after it.
+
+    The stages between (shuffle, prefetch, ...) and the batch now carry the map's input
+    elements; the map's function is unchanged and runs on whole batches, which is only the same
+    computation for element-wise functions, so the caller verifies the values.
+    """
+    by_name = nodes(graph)
+    mapped, batch = by_name[map_name], by_name[batch_name]
+    source = by_name[clean(mapped.input[0])]
+    types, shapes = element_attrs(source)
+    batch_types, batch_shapes = (copy_attr(a) for a in element_attrs(batch))
+    current = batch
+    while True:  # every stage from the batch back to the map now sees the map's input
+        below = by_name[clean(current.input[0])]
+        if below.name == map_name:
+            current.input[0] = source.name
+            break
+        set_element_attrs(below, types, shapes)
+        current = below
+    redirect(graph, batch_name, map_name)
+    set_element_attrs(batch, types, _batched_shapes(shapes, batch_shapes))
+    mapped.input[0] = batch_name
+    set_element_attrs(mapped, batch_types, batch_shapes)
+
+
+def stub_function(graph: GraphDef, node_name: str, input_spec: Any, output_spec: Any) -> None:
+    """Point the map at ``node_name`` at a function that only returns zeros shaped like its
+    output: the pipeline as it would run if this stage's work cost nothing. An upper bound for
+    any rewrite of the stage, never a fix. Raises ``ValueError`` for outputs whose shape is not
+    fully known (zeros cannot be made for them)."""
+    outputs = tf.nest.flatten(output_spec)
+    if not all(isinstance(s, tf.TensorSpec) and s.shape.is_fully_defined() for s in outputs):
+        raise ValueError("the stage's output shapes are not fully known")
+
+    @tf.function(input_signature=tf.nest.flatten(input_spec), autograph=False)
+    def free(*_: Any) -> list[Any]:
+        return [tf.zeros(s.shape, s.dtype) for s in outputs]
+
+    function = free.get_concrete_function().function_def
+    graph.library.function.add().CopyFrom(function)
+    node = nodes(graph)[node_name]
+    _set_inputs(node, [node.input[0], *node.input[1 + captured(node) :]])
+    node.attr["Targuments"].list.Clear()
+    node.attr["f"].func.name = function.signature.name
+
+
+def bypass(graph: GraphDef, node_name: str) -> None:
+    """Take a pass-through stage (a shuffle) out: its consumers read its input instead."""
+    redirect(graph, node_name, clean(nodes(graph)[node_name].input[0]))
 
 
 def insert_prefetch(graph: GraphDef, target: str) -> str:

@@ -31,11 +31,15 @@ def measure_job(
     progress: Callable[[str], None] = lambda _: None,
     selection: Selection = ALL_RULES,
     where: Location | None = None,
+    workers: int | None = None,
+    validation: tuple[Any, Any] = (None, None),
 ) -> JobResult:
     """Raises ``MeasureError`` when nothing could be measured. ``where`` is the line that
-    started training, for findings about the training setup."""
+    started training, for findings about the training setup; ``workers`` the worker count to
+    explain file sharding for (default: the workers in ``TF_CONFIG``); ``validation`` is
+    ``fit``'s validation data and batch size."""
     from pipedoctor.graph.doctor import diagnose
-    from pipedoctor.measure.setup import live_setup
+    from pipedoctor.measure.setup import evaluation_fact, live_setup
 
     started = time.perf_counter()
     budget = Budget(started + seconds)
@@ -45,6 +49,8 @@ def measure_job(
     notes = measured.notes + sampling.notes()
     if model is None:
         notes.append("no compiled Keras model was found: only the input pipeline was measured")
+    batched = measured.batch_size is not None
+    offload_if_saturated(dataset, batched, measurements, selection, budget.deadline, progress)
     progress("reading the pipeline's graph: per-stage rates and what-if fixes")
     free_mb = (measurements.get("host") or {}).get("available_ram_mb_min")
     graph = diagnose(
@@ -57,14 +63,55 @@ def measure_job(
     measurements.update(graph.measurements)
     setup, facts = live_setup(model, measured.batch_size, where)
     measurements.update(facts)
+    if (evaluation := evaluation_fact(*validation)) is not None:
+        setup.add("evaluation", where, **evaluation)
     if graph.measurements.get("input_files"):
         setup.add("input_files", where, count=graph.measurements["input_files"])
+    workers = workers or measurements.get("workers")
+    if workers and workers > 1:
+        progress(f"working out which files each of {workers} workers reads")
+        notes += sharding(dataset, workers, measurements, budget.deadline)
     projection(measurements)
     setup_findings = run_rules(
         Analysis("<job>", training=setup), "runtime", only(selection, "PD2"), measurements
     )
     measurements["check_seconds"] = round(time.perf_counter() - started, 1)
     return JobResult(measurements, notes + graph.notes, graph.findings + list(setup_findings))
+
+
+def offload_if_saturated(
+    dataset: Any,
+    batched: bool,
+    measurements: dict[str, Any],
+    selection: Selection,
+    deadline: float,
+    progress: Callable[[str], None],
+) -> None:
+    """When the host CPU is saturated (PD302 fires), time the pipeline through a local tf.data
+    service, so that the advice to move preprocessing off the host rests on a figure."""
+    if not list(run_rules(Analysis("<job>"), "runtime", only(selection, "PD302"), measurements)):
+        return
+    from pipedoctor.measure.service import measure_service
+
+    progress("host CPU saturated: timing the pipeline through a local tf.data service")
+    measurements["data_service"] = measure_service(dataset, batched, deadline)
+
+
+def sharding(
+    dataset: Any, workers: int, measurements: dict[str, Any], deadline: float
+) -> list[str]:
+    """Each worker's files under the pipeline's auto-shard policy, into ``measurements``."""
+    import tensorflow as tf
+
+    from pipedoctor.measure.protocol import brief
+
+    try:
+        from pipedoctor.graph.sharding import explain_sharding
+
+        measurements["sharding"] = explain_sharding(dataset, workers, deadline)
+    except (ImportError, tf.errors.OpError, ValueError, TypeError, AttributeError) as exc:
+        return [f"file sharding across {workers} workers could not be worked out: {brief(exc)}"]
+    return []
 
 
 def projection(measurements: dict[str, Any]) -> None:

@@ -328,7 +328,9 @@ RANDOM_LAYERS = ("Dropout", "GaussianNoise", "GaussianDropout", "AlphaDropout", 
 
 def parity(model: Any, batch: Any, measured: Measured) -> dict[str, Any]:
     """Train two copies from the same weights on the same few batches, one on a single device
-    and one under the job's strategy, and compare their losses step by step."""
+    and one under the job's strategy, and compare their losses step by step and their weights
+    at the end (each as the largest relative difference)."""
+    import numpy as np
     import tensorflow as tf
 
     layers = [type(layer).__name__ for layer in getattr(model, "layers", [])]
@@ -338,22 +340,30 @@ def parity(model: Any, batch: Any, measured: Measured) -> dict[str, Any]:
     device = model.distribute_strategy.extended.worker_devices[0]
     data = tf.data.Dataset.from_tensors(batch).repeat(PARITY_STEPS)
     try:
-        multi = _step_losses(copy_model(model), data)
+        multi, multi_weights = _train_steps(copy_model(model), data)
         with outside_strategy_scope():
-            single = _step_losses(copy_model(model, tf.distribute.OneDeviceStrategy(device)), data)
+            one_device = copy_model(model, tf.distribute.OneDeviceStrategy(device))
+            single, single_weights = _train_steps(one_device, data)
     except (MeasureError, ValueError, RuntimeError) as exc:
         measured.notes.append(f"parity check could not run: {brief(exc)}")
         return {}
     deltas = [abs(a - b) / max(abs(a), abs(b), 1e-12) for a, b in zip(single, multi, strict=False)]
+    weight_deltas = [
+        float(np.linalg.norm(a - b) / max(np.linalg.norm(a), np.linalg.norm(b), 1e-12))
+        for a, b in zip(single_weights, multi_weights, strict=False)
+    ]
     return {
         "parity_steps": len(deltas),
         "parity_max_loss_delta": round(max(deltas), 6) if deltas else None,
+        "parity_max_weight_delta": round(max(weight_deltas), 6) if weight_deltas else None,
         "parity_losses": {"one_replica": single, "all_replicas": multi},
     }
 
 
-def _step_losses(twin: Any, data: Any) -> list[float]:
+def _train_steps(twin: Any, data: Any) -> tuple[list[float], list[Any]]:
+    """The loss after each step, and the trainable weights at the end."""
     import keras
+    import numpy as np
 
     losses: list[float] = []
 
@@ -362,7 +372,8 @@ def _step_losses(twin: Any, data: Any) -> list[float]:
             losses.append(float((logs or {}).get("loss", float("nan"))))
 
     twin.fit(data, epochs=1, verbose=0, shuffle=False, callbacks=[Record()])
-    return [round(v, 8) for v in losses]
+    weights = [np.asarray(keras.ops.convert_to_numpy(w)) for w in twin.trainable_weights]
+    return [round(v, 8) for v in losses], weights
 
 
 @contextmanager

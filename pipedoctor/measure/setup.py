@@ -53,6 +53,36 @@ def cluster() -> dict[str, Any] | None:
     return {"workers": workers, "task": f"{task.get('type', '?')}:{task.get('index', '?')}"}
 
 
+def evaluation_fact(validation: Any, batch_size: int | None) -> dict[str, Any] | None:
+    """How many examples ``fit``'s validation data holds and the global batch they come in
+    (``None`` when that cannot be known: no validation data, an infinite or unknown count)."""
+    import tensorflow as tf
+
+    if validation is None:
+        return None
+    if not isinstance(validation, tf.data.Dataset):
+        inputs = validation[0] if isinstance(validation, (tuple, list)) else validation
+        try:  # x may be an array, a list of arrays or a dict of them: all share a length
+            return {"examples": len(tf.nest.flatten(inputs)[0]), "global_batch": batch_size or 32}
+        except (TypeError, IndexError):
+            return None
+    from pipedoctor.graph import graphdef as g
+    from pipedoctor.graph.frontend import prefix_cardinality, read_dataset
+
+    try:
+        gp = read_dataset(validation, None)
+        batches = [i for i, s in enumerate(gp.stages) if s.stage.op == "batch" and i > 0]
+        examples = prefix_cardinality(gp, batches[-1] - 1) if batches else -1
+    except (tf.errors.OpError, ValueError, TypeError, AttributeError):
+        return None
+    batch = gp.stages[batches[-1]] if batches else None
+    size = batch.stage.param("batch_size") if batch else None
+    if batch is None or examples <= 0 or not isinstance(size, int) or size <= 0:
+        return None
+    drop = g.param(gp.graph, g.nodes(gp.graph)[batch.node], "drop_remainder")
+    return {"examples": examples, "global_batch": size, "drop_remainder": bool(drop)}
+
+
 def live_setup(
     model: Any, batch_size: int | None, where: Location | None = None
 ) -> tuple[TrainingSetup, dict[str, Any]]:

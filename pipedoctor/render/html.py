@@ -15,16 +15,14 @@ from typing import Any
 from pipedoctor.render import sorted_findings, span, title
 from pipedoctor.render.text import (
     ci_text,
+    detail_lines,
     gain_label,
     gpu_facts,
     gpu_list,
     host_cpu,
-    limiting_stage,
     mapping,
-    projection_line,
     run_setup,
     samples,
-    scaling_line,
     string,
     summary_line,
     throughputs,
@@ -144,12 +142,8 @@ def _hardware(measurements: Mapping[str, Any]) -> list[str]:
         out.append(f'<div class="pd-gpu-note">GPUs: {_e(note)}</div>')
     if cpu := host_cpu(measurements):
         out.append(f'<div class="pd-host">Host CPU: {_e(cpu)}</div>')
-    lines = (
-        ("Slowest stage", limiting_stage(measurements)),
-        ("Scaling efficiency", scaling_line(measurements)),
-        ("Projection", projection_line(measurements)),
-    )
-    out.extend(f'<div class="pd-host">{label}: {_e(text)}</div>' for label, text in lines if text)
+    lines = detail_lines(measurements)
+    out.extend(f'<div class="pd-host">{label}: {_e(text)}</div>' for label, text in lines)
     return out
 
 

@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from pipedoctor.diagnosis import service_figures
 from pipedoctor.render import sorted_findings, span
 from pipedoctor.report import Finding, Report, Severity
 
@@ -92,12 +93,7 @@ def _measurements(measurements: Mapping[str, Any], color: bool) -> list[str]:
         lines.append(f"Host CPU: {cpu}")
     if scaling := string(measurements.get("scaling")):
         lines.append(f"Scaling: {_clean(scaling)}")
-    if efficiency := scaling_line(measurements):
-        lines.append(f"Scaling efficiency: {_clean(efficiency)}")
-    if projected := projection_line(measurements):
-        lines.append(f"Projection: {_clean(projected)}")
-    if stage := limiting_stage(measurements):
-        lines.append(f"Slowest stage: {_clean(stage)}")
+    lines += [f"{label}: {_clean(text)}" for label, text in detail_lines(measurements)]
     if setup := run_setup(measurements):
         lines.append(f"Run: {_clean(setup)}")
     return lines
@@ -113,6 +109,30 @@ def gain_label(finding: Finding) -> str | None:
     if end_to_end is not None and abs(end_to_end - finding.gain) >= 0.05:
         label += f" (x{end_to_end:.1f} for training)"
     return label
+
+
+def detail_lines(measurements: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The labelled one-line facts every renderer shows under the throughputs, in one order."""
+    lines = (
+        ("Scaling efficiency", scaling_line(measurements)),
+        ("Projection", projection_line(measurements)),
+        ("Slowest stage", limiting_stage(measurements)),
+        ("Sharding", string(mapping(measurements.get("sharding")).get("summary"))),
+        ("tf.data service", service_line(measurements)),
+    )
+    return [(label, text) for label, text in lines if text]
+
+
+def service_line(measurements: Mapping[str, Any]) -> str | None:
+    """What offloading the pipeline to a local tf.data service measured."""
+    figures = service_figures(dict(measurements))
+    if figures is None:
+        return string(mapping(measurements.get("data_service")).get("note"))
+    workers, rate, local = figures
+    return (
+        f"{samples(rate)} samples/s from {_plural(workers, 'local worker')} against "
+        f"{samples(local)} in-process (x{rate / local:.2f})"
+    )
 
 
 def scaling_line(measurements: Mapping[str, Any]) -> str | None:
