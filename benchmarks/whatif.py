@@ -7,7 +7,9 @@ fixes (the ``fixed_pipeline_samples_per_s`` a check reports), then time pipedoct
 and the hand-fixed twin in turns against the as-is pipeline, each rebuilt from its graph as the
 check times it. Gains are over the as-is pipeline in the
 same turn (ABBA order); each is the median over the turns.
-The projected gain should come within 10% of the hand-fixed twin's.
+The projected gain should come within 10% of the hand-fixed twin's. A row also says when the
+rewritten graph has exactly the hand-fixed twin's stages, op for op: then any gap between the
+two is timing noise, which the quartiles of the twin's per-turn gains show.
 
     python benchmarks/whatif.py [--turns 8] [--seconds 1.0] [NAME ...]
 """
@@ -140,8 +142,10 @@ def row(name: str, defect: Any, twin: Any, turns: int, seconds: float) -> str:
     )
     projected = outcome.fixed / outcome.baseline if outcome.fixed else 1.0
     as_is = g.rebuild(gp.graph, defect.element_spec)
+    fixed_graph = rewritten(gp, outcome.chosen)
+    same = [n.op for n in g.chain(fixed_graph)] == [n.op for n in g.chain(twin_gp.graph)]
     pipelines = [
-        g.rebuild(rewritten(gp, outcome.chosen), defect.element_spec),
+        g.rebuild(fixed_graph, defect.element_spec),
         g.rebuild(twin_gp.graph, twin.element_spec),
     ]
     batched = gp.stages[-1].batched
@@ -153,6 +157,8 @@ def row(name: str, defect: Any, twin: Any, turns: int, seconds: float) -> str:
     fixes += "".join(
         f"; bound: {f['title']} x{f['gain']:.1f}" for f in outcome.fixes if f.get("bound")
     )
+    if same and outcome.chosen:
+        fixes += " [the rewrite has the hand fix's stages, op for op]"
     low, high = hand.spread
     return (
         f"{name:<20} {rate:>9,.0f} {projected:>8.2f}x {rewrite.gain:>8.2f}x "

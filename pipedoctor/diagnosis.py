@@ -12,6 +12,8 @@ INPUT_BOUND, COMPUTE_BOUND, BALANCED = "input-bound", "compute-bound", "balanced
 VERDICTS = (INPUT_BOUND, COMPUTE_BOUND, BALANCED)
 NO_GAIN = 1.05
 """Below this measured gain a fix is within noise of doing nothing."""
+WORTH_FIXING = 1.25
+"""A fix measured to speed training up this much is worth a warning, whatever its rule says."""
 
 
 def service_figures(measurements: dict[str, Any]) -> tuple[int, float, float] | None:

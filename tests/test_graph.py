@@ -221,3 +221,17 @@ def test_notebook_findings_point_at_the_cell_that_built_the_stage() -> None:
         pd102[0].line
         == test_notebook_findings_point_at_the_cell_that_built_the_stage.__code__.co_firstlineno + 2
     )
+
+
+def test_measured_gains_move_severity_both_ways() -> None:
+    from dataclasses import replace
+
+    from pipedoctor.graph.doctor import measured
+    from pipedoctor.report import Finding, Severity
+
+    info = Finding("PD109", "unvectorized-map", Severity.INFO, "m")
+    assert measured(info, 7.0, 2.0).severity is Severity.WARNING
+    assert measured(info, 7.0, 1.1).severity is Severity.INFO  # the ceiling caps training
+    warning = replace(info, severity=Severity.WARNING)
+    quiet = measured(warning, 1.01, 1.0)
+    assert quiet.severity is Severity.INFO and "the fix gains nothing" in quiet.message

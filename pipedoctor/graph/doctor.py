@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pipedoctor.diagnosis import NO_GAIN
+from pipedoctor.diagnosis import NO_GAIN, WORTH_FIXING
 from pipedoctor.pipeline import Analysis
 from pipedoctor.report import Finding, Severity
 from pipedoctor.rules import ALL_RULES, Selection, run_rules
@@ -21,9 +21,12 @@ class GraphDiagnosis:
 
 
 def measured(finding: Finding, gain: float | None, end_to_end: float | None) -> Finding:
-    """The finding with its measured gain; a fix that measurably gains nothing becomes
-    ``info`` and says so (rules stand on measurements where measurements exist)."""
+    """The finding with its measured gain. Rules stand on measurements where they exist: a fix
+    that measurably gains nothing becomes ``info`` and says so, and an ``info`` finding whose
+    fix measurably speeds training up becomes a ``warning``."""
     finding = replace(finding, gain=gain, end_to_end_gain=end_to_end)
+    if end_to_end is not None and end_to_end >= WORTH_FIXING and finding.severity is Severity.INFO:
+        finding = replace(finding, severity=Severity.WARNING)
     if gain is not None and gain < NO_GAIN:
         finding = replace(
             finding,
