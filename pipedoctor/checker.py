@@ -14,6 +14,7 @@ from typing import Any
 
 from pipedoctor import diagnosis
 from pipedoctor.config import Config
+from pipedoctor.graph.doctor import BOUND, measured
 from pipedoctor.pipeline import Analysis
 from pipedoctor.report import Finding, Report, ranked
 from pipedoctor.rules import Selection, only, run_rules
@@ -36,19 +37,19 @@ def _without(selection: Selection, prefix: str) -> Selection:
 
 def merge(static: list[Finding], graph: list[Finding]) -> list[Finding]:
     """Static and graph findings as one list: where both saw the same rule on the same line,
-    keep the static one's place (its exact column) and the graph one's measured content (gain,
-    severity, and the measured sentences in its message)."""
+    keep the static one (its exact column, and its message, which the check's measurements
+    already informed) with what the graph measured: the fix's gain, or a bound."""
     static_setup_rules = {f.rule for f in static if f.rule.startswith("PD2")}
     graph = [f for f in graph if f.rule not in static_setup_rules]  # the source line is better
     by_place = {(f.rule, f.path, f.line): f for f in graph}
     merged = []
     for finding in static:
         twin = by_place.pop((finding.rule, finding.path, finding.line), None)
-        if twin is not None:
-            finding = replace(
-                finding, message=twin.message, severity=twin.severity, gain=twin.gain,
-                end_to_end_gain=twin.end_to_end_gain,
-            )  # fmt: skip
+        if twin is not None and twin.gain is not None:
+            finding = measured(finding, twin.gain, twin.end_to_end_gain)
+        elif twin is not None and BOUND in twin.message:
+            bound = BOUND + twin.message.split(BOUND, 1)[1]
+            finding = replace(finding, message=finding.message + bound)
         merged.append(finding)
     return merged + list(by_place.values())
 

@@ -35,6 +35,11 @@ def test_fewer_files_than_workers_is_pd210() -> None:
     findings = list(run_rules(Analysis("<job>", training=setup), "runtime"))
     assert [f.rule for f in findings] == ["PD210"]
     assert "2 files for 3 workers" in findings[0].message
+    tried = {"sharding": {"applied": "fails"}}
+    (measured,) = run_rules(Analysis("<job>", training=setup), "runtime", measurements=tried)
+    assert "auto-shard rewrite, tried here for each worker, fails at the first step" in (
+        measured.message
+    )
     setup.facts[1].data["count"] = 12
     assert list(run_rules(Analysis("<job>", training=setup), "runtime")) == []
 
@@ -116,6 +121,10 @@ def test_a_check_explains_sharding_for_the_workers_asked_for(tmp_path: Path) -> 
     sharding = report.measurements["sharding"]
     assert sharding["workers"] == 2 and [s["files"] for s in sharding["shares"]] == [2, 2]
     assert "Sharding: With auto-shard policy AUTO on 2 workers" in render(report, "text")
+    too_many = pipedoctor.check(dataset, timeout=10, workers=8)
+    assert too_many.measurements["sharding"]["applied"] == "fails"
+    (pd210,) = [f for f in too_many.findings if f.rule == "PD210"]
+    assert "4 files for 8 workers" in pd210.message
 
 
 def test_validation_examples_and_batch_are_read_from_fit_arguments() -> None:

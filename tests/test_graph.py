@@ -235,3 +235,21 @@ def test_measured_gains_move_severity_both_ways() -> None:
     warning = replace(info, severity=Severity.WARNING)
     quiet = measured(warning, 1.01, 1.0)
     assert quiet.severity is Severity.INFO and "the fix gains nothing" in quiet.message
+
+
+def test_a_check_keeps_the_static_message_and_adds_what_the_graph_measured() -> None:
+    from dataclasses import replace
+
+    from pipedoctor.checker import merge
+    from pipedoctor.report import Finding, Severity
+
+    static = Finding(
+        "PD106", "missing-cache", Severity.WARNING, "13 MB fits: cache it.", path="t.py", line=7
+    )
+    generic = replace(static, message="Nothing caches the result.", severity=Severity.INFO)
+    (kept,) = merge([static], [generic])
+    assert kept.message == static.message and kept.severity is Severity.WARNING
+    bounded = replace(generic, message=generic.message + " Measured bound: up to x4.")
+    assert merge([static], [bounded])[0].message == static.message + " Measured bound: up to x4."
+    gained = replace(generic, gain=3.0, end_to_end_gain=2.0)
+    assert merge([static], [gained])[0].gain == 3.0

@@ -172,13 +172,19 @@ def autoshard_data(context: Context) -> Iterator[Hit]:
     if not multi_worker:
         return
     workers_count = workers[0].get("count") if workers else None
+    failed = (context.measurements.get("sharding") or {}).get("applied") == "fails"
+    outcome = (
+        "TensorFlow's auto-shard rewrite, tried here for each worker, fails at the first step"
+        if failed
+        else "TensorFlow then fails or falls back to reading everything everywhere"
+    )
     for files in setup.of("input_files"):
         if workers_count and files.get("count") < workers_count:
             yield Hit(
                 files.location,
                 f"The input has {files.get('count')} files for {workers_count} workers: file "
-                "sharding leaves some workers without data (TensorFlow then fails or falls back "
-                "to reading everything everywhere); write at least as many files as workers.",
+                f"sharding leaves some workers without data ({outcome}); write at least as many "
+                "files as workers.",
             )
     for fact in setup.of("autoshard"):
         if fact.get("policy") in ("DATA", "OFF"):

@@ -37,10 +37,14 @@ def measured(finding: Finding, gain: float | None, end_to_end: float | None) -> 
     return finding
 
 
+BOUND = " Measured bound:"
+"""Starts the sentence a finding gets for a measured upper bound (see :func:`bound_sentence`)."""
+
+
 def bound_sentence(bound: dict[str, Any]) -> str:
     """A measured upper bound, said as one: what the stage could give at most, not a gain."""
     return (
-        f" Measured bound: with this stage's work taken out the pipeline runs at "
+        f"{BOUND} with this stage's work taken out the pipeline runs at "
         f"{bound['samples_per_s']:,.0f} samples/s (x{bound['gain']:.1f}); rewriting it in "
         "TensorFlow ops recovers part of that."
     )

@@ -67,6 +67,8 @@ def measure_job(
         setup.add("evaluation", where, **evaluation)
     if graph.measurements.get("input_files"):
         setup.add("input_files", where, count=graph.measurements["input_files"])
+    if workers and not measurements.get("workers"):  # asked for: judge the job as if on them
+        setup.add("workers", where, count=workers)
     workers = workers or measurements.get("workers")
     if workers and workers > 1:
         progress(f"working out which files each of {workers} workers reads")
