@@ -130,7 +130,8 @@ def check_script(
     if not script.is_file():
         raise CheckError(f"no such script: {script}")
     result = run_script(
-        script, args, timeout=timeout, run_after=run_after, workers=workers, progress=progress,
+        script, args, timeout=timeout, run_after=run_after, workers=workers,
+        selection=config.selection, progress=progress,
         show_output=show_output,
     )  # fmt: skip
     if result.status != "ok":

@@ -62,7 +62,7 @@ def test_input_bound_script_json_gate_and_clean_directory(tmp_path: Path) -> Non
     before = sorted(p.name for p in tmp_path.iterdir())
     done = check(
         "train.py", "--format", "json", "--timeout", "45", "--fail-on", "input-bound",
-        "--", "--epochs", "5", cwd=tmp_path,
+        "--ignore", "PD108", "--", "--epochs", "5", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr[-3000:]
     data = json.loads(done.stdout)  # stdout is only the JSON: progress went to stderr
@@ -80,6 +80,7 @@ def test_input_bound_script_json_gate_and_clean_directory(tmp_path: Path) -> Non
     assert m["gpus"] == [] and m["gpu_note"] == "no NVIDIA GPU visible: GPU sampling skipped"
     rules = [f["rule"] for f in data["findings"]]
     assert rules[0] == "PD301" and "PD102" in rules  # measured and static findings, ranked
+    assert "PD108" not in rules  # ignored by the user: neither the source nor the graph reports it
     assert next(f for f in data["findings"] if f["rule"] == "PD102")["path"] == "train.py"
     assert "gate failed: the verdict is input-bound" in done.stderr
     assert "measuring" in done.stderr

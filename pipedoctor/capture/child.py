@@ -61,8 +61,17 @@ class Capture:
     """Hooks on Keras and tf.distribute; measures at the first training call it sees."""
 
     def __init__(
-        self, events: Events, deadline: float, run_after: bool, workers: int | None = None
+        self,
+        events: Events,
+        deadline: float,
+        run_after: bool,
+        workers: int | None = None,
+        selection: Any = None,
     ) -> None:
+        from pipedoctor.rules import ALL_RULES
+
+        self.selection = selection or ALL_RULES
+        """The user's rule selection and params: the graph and measured rules honour them."""
         self.events = events
         self.deadline = deadline
         self.run_after = run_after
@@ -174,6 +183,7 @@ class Capture:
                 where=self.where,
                 workers=self.workers,
                 validation=self.validation,
+                selection=self.selection,
             )
         except MeasureError as exc:
             raise_error(self.events, str(exc))
@@ -185,6 +195,13 @@ class Capture:
             findings=[f.to_dict() for f in job.findings],
             capture=capture_info,
         )
+
+
+def selection_from_json(text: str) -> Any:
+    from pipedoctor.rules import Selection
+
+    data = json.loads(text)
+    return Selection(tuple(data["select"]), tuple(data["ignore"]), dict(data["params"]))
 
 
 def raise_error(events: Events, message: str) -> None:
@@ -203,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deadline", type=float, required=True, help="time.time() to finish by")
     parser.add_argument("--run-after", action="store_true")
     parser.add_argument("--workers", type=int)
+    parser.add_argument("--selection", type=selection_from_json, default=None)
     parser.add_argument("script")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     options = parser.parse_args(argv)
@@ -210,7 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     script = Path(options.script).resolve()
     with quiet_tensorflow():
         try:
-            capture = Capture(events, options.deadline, options.run_after, options.workers)
+            capture = Capture(
+                events, options.deadline, options.run_after, options.workers, options.selection
+            )
             capture.install()
         except ImportError as exc:
             raise_error(

@@ -17,9 +17,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pipedoctor.rules import ALL_RULES, Selection
 
 KILL_GRACE_S = 3.0
 LOG_TAIL_CHARS = 4000
@@ -66,6 +68,7 @@ def run_script(
     timeout: float,
     run_after: bool = False,
     workers: int | None = None,
+    selection: Selection = ALL_RULES,
     progress: Callable[[str], None] = lambda _: None,
     show_output: bool = False,
 ) -> CaptureResult:
@@ -88,6 +91,7 @@ def run_script(
             "--events", str(write_fd), "--deadline", f"{deadline - 2.0:.3f}",
             *(["--run-after"] if run_after else []),
             *(["--workers", str(workers)] if workers else []),
+            "--selection", json.dumps(asdict(selection)),
             str(script), *args,
         ]  # fmt: skip
         with open(log_path, "wb") as log:
