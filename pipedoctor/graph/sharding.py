@@ -13,6 +13,8 @@ import os
 import time
 from typing import Any
 
+from pipedoctor.graph.frontend import OPS, READER_OPS
+
 POLICIES = {-1: "OFF", 0: "AUTO", 1: "FILE", 2: "DATA", 3: "HINT"}
 MAX_WORKERS = 64
 """Workers whose shares are listed; a larger job gets the first ones and a note."""
@@ -27,9 +29,7 @@ def policy_name(dataset: Any) -> str:
 
 
 FILE_STAGES = frozenset(
-    """TFRecordDataset TFRecordDatasetV2 TextLineDataset FixedLengthRecordDataset
-    FixedLengthRecordDatasetV2 FlatMapDataset InterleaveDataset ParallelInterleaveDatasetV4
-    LegacyParallelInterleaveDatasetV2""".split()
+    op for op, name in OPS.items() if op in READER_OPS or name in ("flat_map", "interleave")
 )
 """Stages that turn file names into records: a shard placed before one shards files."""
 
