@@ -39,7 +39,7 @@ def measure_job(
     explain file sharding for (default: the workers in ``TF_CONFIG``); ``validation`` is
     ``fit``'s validation data and batch size."""
     from pipedoctor.graph.doctor import diagnose
-    from pipedoctor.measure.setup import evaluation_fact, live_setup
+    from pipedoctor.measure.setup import cluster, evaluation_fact, live_setup
 
     started = time.perf_counter()
     budget = Budget(started + seconds)
@@ -51,6 +51,10 @@ def measure_job(
         notes.append("no compiled Keras model was found: only the input pipeline was measured")
     batched = measured.batch_size is not None
     offload_if_saturated(dataset, batched, measurements, selection, budget.deadline, progress)
+    sharded_over = workers or (cluster() or {}).get("workers")
+    if sharded_over and sharded_over > 1:  # cheap: before the graph doctor takes what is left
+        progress(f"working out which files each of {sharded_over} workers reads")
+        notes += sharding(dataset, sharded_over, measurements, budget.deadline)
     progress("reading the pipeline's graph: per-stage rates and what-if fixes")
     free_mb = (measurements.get("host") or {}).get("available_ram_mb_min")
     graph = diagnose(
@@ -69,10 +73,6 @@ def measure_job(
         setup.add("input_files", where, count=graph.measurements["input_files"])
     if workers and not measurements.get("workers"):  # asked for: judge the job as if on them
         setup.add("workers", where, count=workers)
-    workers = workers or measurements.get("workers")
-    if workers and workers > 1:
-        progress(f"working out which files each of {workers} workers reads")
-        notes += sharding(dataset, workers, measurements, budget.deadline)
     projection(measurements)
     setup_findings = run_rules(
         Analysis("<job>", training=setup), "runtime", only(selection, "PD2"), measurements
