@@ -44,14 +44,32 @@ def verdict(measurements: dict[str, Any], params: dict[str, Any] | None = None) 
     pipeline = measurements.get("pipeline_samples_per_s")
     ceiling = measurements.get("ceiling_samples_per_s")
     training = measurements.get("training_samples_per_s")
-    if not pipeline or not ceiling or not training:
-        return None
     limits = thresholds(params)
+    if not pipeline or not ceiling or not training:
+        return wait_verdict(measurements, limits)
     if training >= limits["training_to_ceiling"] * ceiling:
         return COMPUTE_BOUND
     if pipeline < limits["pipeline_to_ceiling"] * ceiling:
         return INPUT_BOUND
     return BALANCED
+
+
+def wait_limit(limits: dict[str, float]) -> float:
+    """The share of step time spent waiting for input at which training is input-bound: the
+    complement of ``training_to_ceiling`` (a step that waits 20% of its time runs at 80% of
+    what the model alone could do), which is also where xprof calls a program highly
+    input-bound."""
+    return 1.0 - limits["training_to_ceiling"]
+
+
+def wait_verdict(measurements: dict[str, Any], limits: dict[str, float]) -> str | None:
+    """The verdict from the share of step time spent waiting for input, where no throughputs
+    were measured (a profile read back, a monitored run). It cannot tell ``balanced``: that
+    needs the pipeline's rate alone."""
+    wait = measurements.get("input_wait_fraction")
+    if wait is None:
+        return None
+    return INPUT_BOUND if wait >= wait_limit(limits) else COMPUTE_BOUND
 
 
 def _n(value: float) -> str:
@@ -70,6 +88,17 @@ def scaling_sentence(measurements: dict[str, Any], found: str | None) -> str:
                 "model to see whether that is enough for more devices."
             )
         return ""
+    if not (pipeline and ceiling and training):  # judged from the input-wait share alone
+        wait = measurements["input_wait_fraction"]
+        if found == INPUT_BOUND:
+            return (
+                f"Training waits for input {wait:.0%} of its step time: more devices will not "
+                "help until the pipeline is faster; fix it first."
+            )
+        return (
+            f"Training waits for input only {wait:.0%} of its step time: the model is the "
+            "limit, so more devices can help while the pipeline keeps ahead."
+        )
     share = training / ceiling
     if found == INPUT_BOUND:
         return (

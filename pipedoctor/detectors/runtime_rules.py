@@ -3,6 +3,7 @@ anything themselves."""
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterator
 
 from pipedoctor import diagnosis
@@ -15,8 +16,20 @@ def input_bound(context: Context) -> Iterator[Hit]:
     if diagnosis.verdict(m, context.params) != diagnosis.INPUT_BOUND:
         return
     pipeline, ceiling, training = (
-        m["pipeline_samples_per_s"], m["ceiling_samples_per_s"], m["training_samples_per_s"],
+        m.get("pipeline_samples_per_s"), m.get("ceiling_samples_per_s"),
+        m.get("training_samples_per_s"),
     )  # fmt: skip
+    if not (pipeline and ceiling and training):  # judged from the input-wait share alone
+        wait = m["input_wait_fraction"]
+        limit = diagnosis.wait_limit(diagnosis.thresholds(context.params))
+        headroom = f" (up to x{1 / (1 - wait):.1f} if it kept up)" if wait < 0.99 else ""
+        yield Hit(
+            None,
+            f"Training waits for input {wait:.0%} of its step time (input-bound from "
+            f"{limit:.0%}): adding devices will not help until the pipeline is faster"
+            f"{headroom}.",
+        )
+        return
     yield Hit(
         None,
         f"Training reaches {training / ceiling:.0%} of the compute ceiling "
@@ -143,3 +156,43 @@ def replica_divergence(context: Context) -> Iterator[Hit]:
         "reordering: per-replica statistics (BatchNormalization), loss scaling or a custom "
         "training step differ between the two.",
     )
+
+
+@detector("PD307")
+def slow_worker(context: Context) -> Iterator[Hit]:
+    """Reads ``per_worker``: one summary per worker of a multi-worker run (``worker`` name,
+    ``step_ms`` median step time, optional ``input_wait_fraction``), from a monitored run or
+    from several hosts' profiles."""
+    workers = [
+        w
+        for w in context.measurements.get("per_worker") or []
+        if isinstance(w, dict) and isinstance(w.get("step_ms"), (int, float)) and w["step_ms"] > 0
+    ]
+    if len(workers) < 2:
+        return
+    typical = statistics.median(w["step_ms"] for w in workers)
+    slowest = max(workers, key=lambda w: w["step_ms"])
+    excess = slowest["step_ms"] / typical - 1.0
+    if excess < context.param("straggler_gap"):
+        return
+    message = (
+        f"Worker {slowest.get('worker', '?')} takes {slowest['step_ms']:,.1f} ms per step "
+        f"against a median of {typical:,.1f} ms over {len(workers)} workers (+{excess:.0%}): "
+        "in synchronous training every worker waits for it at each step."
+    )
+    waits = [w["input_wait_fraction"] for w in workers if w.get("input_wait_fraction") is not None]
+    own = slowest.get("input_wait_fraction")
+    if own is not None and len(waits) >= 2:
+        usual = statistics.median(waits)
+        if own - usual >= context.param("input_wait_gap"):
+            message += (
+                f" It waits for input {own:.0%} of its step time against {usual:.0%} on the "
+                "median worker: its input is slower (an uneven file share, a slower disk, or a "
+                "busier host)."
+            )
+        else:
+            message += (
+                f" Its input wait ({own:.0%}) is like the others' ({usual:.0%}): its compute is "
+                "slower."
+            )
+    yield Hit(None, message)

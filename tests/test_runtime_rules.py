@@ -1,0 +1,86 @@
+"""The measured rules on measurement dicts as the check, a profile or a monitored run fill them."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipedoctor import diagnosis
+from pipedoctor.checker import build_report
+from pipedoctor.pipeline import Analysis
+from pipedoctor.rules import ALL_RULES, Selection, only, run_rules
+
+
+def findings(measurements: dict, rule: str, params: dict | None = None) -> list:
+    selection = Selection(params={rule: params} if params else {})
+    return list(run_rules(Analysis("<job>"), "runtime", only(selection, rule), measurements))
+
+
+@pytest.mark.parametrize(
+    ("wait", "expected"),
+    [(0.05, diagnosis.COMPUTE_BOUND), (0.19, diagnosis.COMPUTE_BOUND),
+     (0.2, diagnosis.INPUT_BOUND), (0.84, diagnosis.INPUT_BOUND)],
+)  # fmt: skip
+def test_the_input_wait_share_gives_the_verdict_without_throughputs(
+    wait: float, expected: str
+) -> None:
+    assert diagnosis.verdict({"input_wait_fraction": wait}) == expected
+
+
+def test_the_wait_limit_follows_pd301s_training_to_ceiling() -> None:
+    measurements = {"input_wait_fraction": 0.3}
+    assert diagnosis.verdict(measurements) == diagnosis.INPUT_BOUND
+    assert diagnosis.verdict(measurements, {"training_to_ceiling": 0.6}) == diagnosis.COMPUTE_BOUND
+
+
+def test_throughputs_outrank_the_wait_share() -> None:
+    measurements = {
+        "pipeline_samples_per_s": 5000.0, "ceiling_samples_per_s": 1000.0,
+        "training_samples_per_s": 950.0, "input_wait_fraction": 0.5,
+    }  # fmt: skip
+    assert diagnosis.verdict(measurements) == diagnosis.COMPUTE_BOUND
+
+
+def test_pd301_and_the_scaling_sentence_from_the_wait_share_alone() -> None:
+    report = build_report({"input_wait_fraction": 0.84}, [], ALL_RULES)
+    assert report.verdict == diagnosis.INPUT_BOUND
+    (finding,) = [f for f in report.findings if f.rule == "PD301"]
+    assert "84% of its step time" in finding.message and "x6.2" in finding.message
+    assert "waits for input 84%" in report.measurements["scaling"]
+    quiet = build_report({"input_wait_fraction": 0.03}, [], ALL_RULES)
+    assert quiet.verdict == diagnosis.COMPUTE_BOUND
+    assert not [f for f in quiet.findings if f.rule == "PD301"]
+
+
+def worker(name: str, step_ms: float, wait: float | None = None) -> dict:
+    return {"worker": name, "step_ms": step_ms, "input_wait_fraction": wait}
+
+
+def test_pd307_names_the_straggler_and_blames_its_input_when_it_waits_longer() -> None:
+    per_worker = [worker("w0", 212, 0.04), worker("w1", 215, 0.05), worker("w2", 301, 0.31)]
+    (hit,) = findings({"per_worker": per_worker}, "PD307")
+    assert "Worker w2 takes 301.0 ms" in hit.message and "+40%" in hit.message
+    assert "its input is slower" in hit.message
+
+
+def test_pd307_blames_compute_when_the_straggler_does_not_wait_for_input() -> None:
+    per_worker = [worker("w0", 100, 0.05), worker("w1", 140, 0.06), worker("w2", 101, 0.05)]
+    (hit,) = findings({"per_worker": per_worker}, "PD307")
+    assert "Worker w1" in hit.message and "its compute is slower" in hit.message
+
+
+@pytest.mark.parametrize(
+    "per_worker",
+    [
+        [worker("w0", 100), worker("w1", 110)],  # within the 15% gap
+        [worker("w0", 100)],  # one worker: nobody to compare with
+        [worker("w0", 100), {"worker": "w1", "step_ms": None}],  # a worker with no steps
+        [],
+    ],
+)
+def test_pd307_stays_quiet_on_even_or_incomplete_workers(per_worker: list) -> None:
+    assert findings({"per_worker": per_worker}, "PD307") == []
+
+
+def test_pd307_gap_is_a_parameter() -> None:
+    per_worker = [worker("w0", 100), worker("w1", 110)]
+    assert len(findings({"per_worker": per_worker}, "PD307", {"straggler_gap": 0.04})) == 1
