@@ -8,9 +8,9 @@ arrive in one report.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipedoctor import diagnosis
 from pipedoctor.config import Config
@@ -19,16 +19,29 @@ from pipedoctor.pipeline import Analysis
 from pipedoctor.report import Finding, Report, ranked
 from pipedoctor.rules import Selection, only, run_rules
 
+if TYPE_CHECKING:
+    from pipedoctor.capture.runner import Continuation
+
 MEASURED_RULES = "PD3"
 """Rules that judge the job's measurements rather than a line of code."""
 
 
 class CheckError(RuntimeError):
-    """The check could not measure; ``details`` is the user's own traceback where there is one."""
+    """The check could not measure; ``details`` is the user's own traceback where there is one,
+    ``continuation`` the script still training when ``--run-after`` asked it to go on."""
 
-    def __init__(self, message: str, details: str = "") -> None:
+    def __init__(self, message: str, details: str = "", continuation: Any = None) -> None:
         super().__init__(message)
         self.details = details
+        self.continuation = continuation
+
+
+@dataclass
+class ScriptCheck:
+    """A script's report, and with ``run_after`` the script itself, still training."""
+
+    report: Report
+    continuation: Continuation | None = None
 
 
 def _without(selection: Selection, prefix: str) -> Selection:
@@ -122,8 +135,9 @@ def check_script(
     workers: int | None = None,
     progress: Callable[[str], None] = lambda _: None,
     show_output: bool = False,
-) -> Report:
-    """Run ``script`` until it starts training, measure there, and lint it as well."""
+) -> ScriptCheck:
+    """Run ``script`` until it starts training, measure there, and lint it as well. With
+    ``run_after`` the script trains on: wait for it with the result's ``continuation``."""
     from pipedoctor.capture.runner import run_script
     from pipedoctor.lint import decode, display_path, lint_text
 
@@ -136,7 +150,7 @@ def check_script(
     )  # fmt: skip
     if result.status != "ok":
         details = result.traceback or (result.output_tail if result.status != "interrupted" else "")
-        raise CheckError(result.message, details)
+        raise CheckError(result.message, details, result.continuation)
     measurements = dict(result.measurements)
     measurements["check_seconds"] = round(result.seconds, 1)
     shown = display_path(script)
@@ -152,6 +166,7 @@ def check_script(
     file_findings = merge(file_findings, graph_findings)
     ignored = config.ignored_for(shown)
     file_findings = [f for f in file_findings if not any(f.rule.startswith(c) for c in ignored)]
-    return build_report(
+    report = build_report(
         measurements, result.notes, config.selection, file_findings=file_findings, files=1
     )
+    return ScriptCheck(report, result.continuation)

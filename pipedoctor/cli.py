@@ -12,6 +12,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipedoctor import __version__
 from pipedoctor.config import ConfigError, load_config
@@ -21,6 +22,9 @@ from pipedoctor.progress import Progress
 from pipedoctor.render import FORMATS, render
 from pipedoctor.report import Report, Severity
 from pipedoctor.rules import Rule, RuleFileError, load_catalog
+
+if TYPE_CHECKING:
+    from pipedoctor.capture.runner import Continuation
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 
@@ -251,7 +255,7 @@ def run_check(args: argparse.Namespace) -> int:
     )
     progress = Progress(enabled=not args.quiet)
     try:
-        report = check_script(
+        checked = check_script(
             script, args.script_args, config, timeout=args.timeout, run_after=args.run_after,
             workers=args.workers, progress=progress, show_output=args.show_output,
         )  # fmt: skip
@@ -260,14 +264,29 @@ def run_check(args: argparse.Namespace) -> int:
         if exc.details:
             sys.stderr.write(exc.details.rstrip() + "\n")
         sys.stderr.write(f"pipedoctor: error: {exc}\n")
+        if exc.continuation is not None:
+            return train_on(exc.continuation, EXIT_OK)
         return EXIT_ERROR
     progress.done()
-    write_report(report, args)
-    reason = gate_failed(report, fail_on, args.min_ratio)
+    write_report(checked.report, args)
+    reason = gate_failed(checked.report, fail_on, args.min_ratio)
     if reason:
         sys.stderr.write(f"pipedoctor: gate failed: {reason}\n")
-        return EXIT_FAILED
-    return EXIT_OK
+    code = EXIT_FAILED if reason else EXIT_OK
+    if checked.continuation is not None:
+        return train_on(checked.continuation, code)
+    return code
+
+
+def train_on(continuation: Continuation, gate: int) -> int:
+    """``--run-after``: the report is out; the script trains to its end, its output on stderr.
+    The exit code is the script's own, or the gate's when the script succeeded."""
+    sys.stderr.write("pipedoctor: the script trains on (--run-after); its output follows\n")
+    sys.stderr.flush()
+    code = continuation.wait()
+    if code != 0:
+        sys.stderr.write(f"pipedoctor: the script ended with exit code {code}\n")
+    return code or gate
 
 
 def run_rules_list(args: argparse.Namespace) -> int:

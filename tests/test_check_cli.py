@@ -176,19 +176,31 @@ def test_custom_training_loop_measures_the_pipeline(tmp_path: Path) -> None:
     assert any("only the input pipeline was measured" in n for n in data["notes"])
 
 
-def test_run_after_lets_the_script_finish_training(tmp_path: Path) -> None:
+def test_run_after_trains_to_the_end_report_first_with_the_scripts_exit_code(
+    tmp_path: Path,
+) -> None:
+    # Three epochs of about 8 s each after a check of at most 30 s: longer than the check's
+    # budget and than any wait inside pipedoctor (the old code killed the script after 10 s).
     script = INPUT_BOUND.replace(
+        "model.fit(ds, epochs=int(sys.argv[2]))",
+        "history = model.fit(ds, epochs=int(sys.argv[2]), verbose=2)",
+    ).replace(
         'raise SystemExit("the script must not get here: training was to be stopped")',
-        "open('trained.txt', 'w').write('done')",
-    ).replace("time.sleep(0.002)", "pass")
+        "open('trained.txt', 'w').write(str(len(history.epoch)))\nraise SystemExit(3)",
+    )
     (tmp_path / "train.py").write_text(script)
+    started = time.monotonic()
     done = check(
-        "train.py", "--format", "json", "--timeout", "60", "--run-after", "--", "x", "1",
-        cwd=tmp_path,
+        "train.py", "--format", "json", "--timeout", "30", "--run-after", "--ignore", "PD108",
+        "--", "--epochs", "3", cwd=tmp_path, timeout=240,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert json.loads(done.stdout)["verdict"] in ("input-bound", "compute-bound", "balanced")
-    assert (tmp_path / "trained.txt").read_text() == "done"
+    assert done.returncode == 3, done.stderr[-3000:]  # the script's own exit code
+    assert time.monotonic() - started > 30
+    assert json.loads(done.stdout)["verdict"] == "input-bound"  # the report, alone on stdout
+    assert (tmp_path / "trained.txt").read_text() == "3"  # every epoch ran
+    after = done.stderr.split("the script trains on (--run-after)", 1)[1]
+    assert "Epoch 3/3" in after and "exit code 3" in after
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py", "trained.txt"]
 
 
 def test_ctrl_c_stops_the_check_and_its_children(tmp_path: Path) -> None:

@@ -187,6 +187,8 @@ class Capture:
             )
         except MeasureError as exc:
             raise_error(self.events, str(exc))
+            if self.run_after:  # the check failed, the training the user asked for goes on
+                return
             raise CaptureDone from None
         self.events.send(
             "result",
@@ -241,20 +243,30 @@ def main(argv: list[str] | None = None) -> int:
         events.send("started", pid=os.getpid())
         sys.argv = [str(script), *options.args]
         sys.path.insert(0, str(script.parent))
+
+        def carried_on() -> bool:
+            """Training went on after the check (--run-after): the exit code is the script's."""
+            return options.run_after and capture.done
+
         try:
             runpy.run_path(str(script), run_name="__main__")
         except CaptureDone:
             return 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            if carried_on() and not isinstance(exc.code, int | None):
+                print(exc.code, file=sys.stderr)  # as Python shows SystemExit("message")
             events.send("exited", code=code, trained=capture.done)
-            return 0
+            return code if carried_on() else 0
         except KeyboardInterrupt:
             return 130
         except BaseException as exc:  # noqa: BLE001 - the user's own error, shown as theirs
             events.send(
                 "user-error", traceback=user_traceback(exc), summary=f"{type(exc).__name__}: {exc}"
             )
+            if carried_on():
+                sys.stderr.write(user_traceback(exc))
+                return 1
             return 3
         events.send("exited", code=0, trained=capture.done)
         return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pipedoctor.rules import ALL_RULES, Selection
 
@@ -41,6 +42,57 @@ class CaptureResult:
     traceback: str = ""
     output_tail: str = ""
     seconds: float = 0.0
+    continuation: Continuation | None = None
+    """With ``run_after``: the script, still training, for the caller to wait on."""
+
+
+@dataclass
+class Continuation:
+    """A script that trains on after its check (``--run-after``). The caller shows the report
+    first, then calls :meth:`wait`, which passes the script's output through until it ends."""
+
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    private: Path
+    shown: int = 0
+    """Bytes of the log already passed through (none: the check's part stays hidden)."""
+
+    def wait(self, out: BinaryIO | None = None) -> int:
+        """The script's exit code, once it has ended; its output goes to ``out`` (stderr by
+        default, so that a report on stdout stays machine-readable). Ctrl-C is passed on to the
+        script (it runs in its own session, away from the terminal's signals), then its tree is
+        stopped. The private temporary folder is removed at the end."""
+        out = out or sys.stderr.buffer
+        try:
+            with open(self.log_path, "rb") as log:
+                log.seek(self.shown)
+                while True:
+                    chunk = log.read(65536)
+                    if chunk:
+                        out.write(chunk)
+                        out.flush()
+                        continue
+                    if self.process.poll() is not None:
+                        out.write(log.read())
+                        out.flush()
+                        return self.process.returncode
+                    time.sleep(0.1)
+        except KeyboardInterrupt:
+            _interrupt_tree(self.process)
+            return 130
+        finally:
+            _kill_tree(self.process)  # the script's own children, if it left any
+            shutil.rmtree(self.private, ignore_errors=True)
+
+
+def _interrupt_tree(process: subprocess.Popen[bytes]) -> None:
+    """Ctrl-C for the script's process group, as a terminal would send it; then the usual stop."""
+    try:
+        os.killpg(process.pid, signal.SIGINT)
+        process.wait(timeout=KILL_GRACE_S)
+    except (ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
+        pass
+    _kill_tree(process)
 
 
 def _kill_tree(process: subprocess.Popen[bytes]) -> None:
@@ -72,10 +124,15 @@ def run_script(
     progress: Callable[[str], None] = lambda _: None,
     show_output: bool = False,
 ) -> CaptureResult:
-    """Run ``script`` with ``args`` under the capture hooks; never longer than ``timeout``."""
+    """Run ``script`` with ``args`` under the capture hooks; never longer than ``timeout``.
+
+    With ``run_after`` the script is left training once it was measured (or once measuring it
+    failed): the result's ``continuation`` waits for its end, and removes its private folder."""
     started = time.time()
     deadline = started + timeout
-    with tempfile.TemporaryDirectory(prefix="pipedoctor-") as private:
+    private = tempfile.mkdtemp(prefix="pipedoctor-")
+    continuation = None
+    try:
         log_path = Path(private) / "output.log"
         read_fd, write_fd = os.pipe()
         env = dict(os.environ)
@@ -108,17 +165,22 @@ def run_script(
             finally:
                 os.close(write_fd)
             try:
-                result = _follow(process, read_fd, deadline, timeout, progress)
+                result = _follow(process, read_fd, deadline, timeout, progress, run_after)
             except KeyboardInterrupt:
                 _kill_tree(process)
                 result = CaptureResult("interrupted", "interrupted (Ctrl-C): the check was stopped")
             finally:
                 os.close(read_fd)
-                if process.poll() is None:
-                    _kill_tree(process)
-                else:
-                    _kill_tree(process)  # the script's own children, if it left any
+            if run_after and result.status in ("ok", "error") and process.poll() is None:
+                continuation = Continuation(process, log_path, Path(private))
+                continuation.shown = log_path.stat().st_size if not show_output else 0
+            else:
+                _kill_tree(process)  # still running, or the script's own children
         result.output_tail = log_path.read_text(errors="replace")[-LOG_TAIL_CHARS:]
+    finally:
+        if continuation is None:
+            shutil.rmtree(private, ignore_errors=True)
+    result.continuation = continuation
     result.seconds = time.time() - started
     return result
 
@@ -129,6 +191,7 @@ def _follow(
     deadline: float,
     timeout: float,
     progress: Callable[[str], None],
+    run_after: bool = False,
 ) -> CaptureResult:
     buffer = b""
     state: dict[str, Any] = {"captured": False, "result": None}
@@ -153,7 +216,8 @@ def _follow(
                 for line in lines:
                     outcome = _on_event(line, state, progress)
                     if outcome is not None:
-                        _wait(process, deadline)
+                        if not (run_after and outcome.status in ("ok", "error")):
+                            _wait(process, deadline)  # the script stops itself: let it
                         return outcome
         else:
             try:
