@@ -52,6 +52,9 @@ class Finding:
     """Pipeline throughput with the fix over without it, measured."""
     end_to_end_gain: float | None = None
     """What training could gain: min(fixed, ceiling) / min(current, ceiling)."""
+    headroom: float | None = None
+    """An upper bound, not a gain: how much faster training could be if the limit this finding
+    names were gone (the verdict's ceiling over training). Never measured as a fix."""
 
     def sort_key(self) -> tuple:
         return (self.path or "", self.line or 0, self.column or 0, self.rule)
@@ -59,7 +62,7 @@ class Finding:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["severity"] = self.severity.label
-        for key in ("gain", "end_to_end_gain"):
+        for key in ("gain", "end_to_end_gain", "headroom"):
             if data[key] is None:
                 del data[key]
         return data
@@ -72,11 +75,20 @@ class Finding:
         return cls(**values)
 
 
+VERDICT_RULES = frozenset({"PD301"})
+"""The finding that states the verdict leads a report, whatever the others measured."""
+
+
 def ranked(findings: list[Finding]) -> list[Finding]:
-    """Most valuable first: the largest measured gain, then severity, then place in the code."""
-    return sorted(
-        findings, key=lambda f: (-(f.end_to_end_gain or f.gain or 1.0), -f.severity, f.sort_key())
-    )
+    """The verdict's finding first; then the fixes with a measured gain, the largest end-to-end
+    gain first; then the rest by severity; ties by place in the code."""
+
+    def key(finding: Finding) -> tuple:
+        gain = finding.end_to_end_gain or finding.gain
+        tier = 0 if finding.rule in VERDICT_RULES else (1 if gain is not None else 2)
+        return (tier, -(gain or 1.0), -finding.severity, finding.sort_key())
+
+    return sorted(findings, key=key)
 
 
 @dataclass

@@ -133,6 +133,8 @@ class Hit:
     gain: float | None = None
     fix: str | None = None
     """A fix specific to this place; the rule's general fix otherwise."""
+    headroom: float | None = None
+    """An upper bound on what removing this limit could buy (see ``Finding.headroom``)."""
 
 
 @dataclass
@@ -143,9 +145,14 @@ class Context:
     scope: str
     params: dict[str, Any]
     measurements: dict[str, Any] = field(default_factory=dict)
+    selection: Selection | None = None
 
     def param(self, name: str) -> Any:
         return self.params[name]
+
+    def params_of(self, rule_id: str) -> dict[str, Any]:
+        """Another rule's parameters as the user set them (PD302 judges with PD301's)."""
+        return rule_params(load_catalog()[rule_id], self.selection or ALL_RULES)
 
 
 Detector = Callable[[Context], Iterable[Hit]]
@@ -219,14 +226,20 @@ def run_rules(
         scope = next((s for s in order if s in rule.scope), None)
         if scope is None or not selection.enabled(rule.id) or rule.id not in registry:
             continue
-        params = {**rule.params, **selection.params.get(rule.id, {})}
-        context = Context(analysis, scope, params, measurements or {})
+        context = Context(
+            analysis, scope, rule_params(rule, selection), measurements or {}, selection
+        )
         for hit in registry[rule.id](context):
             finding = make_finding(rule, hit)
             key = (finding.rule, finding.path, finding.line, finding.column, finding.message)
             if key not in seen:
                 seen.add(key)
                 yield finding
+
+
+def rule_params(rule: Rule, selection: Selection) -> dict[str, Any]:
+    """The rule file's parameters with the user's overrides."""
+    return {**rule.params, **selection.params.get(rule.id, {})}
 
 
 def make_finding(rule: Rule, hit: Hit) -> Finding:
@@ -243,4 +256,5 @@ def make_finding(rule: Rule, hit: Hit) -> Finding:
         end_line=where.end_line if where else None,
         end_column=where.end_column if where else None,
         gain=hit.gain,
+        headroom=hit.headroom,
     )

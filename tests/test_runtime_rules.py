@@ -7,6 +7,8 @@ import pytest
 from pipedoctor import diagnosis
 from pipedoctor.checker import build_report
 from pipedoctor.pipeline import Analysis
+from pipedoctor.render.text import gain_label, render_text
+from pipedoctor.report import Finding, Severity
 from pipedoctor.rules import ALL_RULES, Selection, only, run_rules
 
 
@@ -44,7 +46,8 @@ def test_pd301_and_the_scaling_sentence_from_the_wait_share_alone() -> None:
     report = build_report({"input_wait_fraction": 0.84}, [], ALL_RULES)
     assert report.verdict == diagnosis.INPUT_BOUND
     (finding,) = [f for f in report.findings if f.rule == "PD301"]
-    assert "84% of its step time" in finding.message and "x6.2" in finding.message
+    assert "84% of its step time" in finding.message
+    assert finding.headroom == 6.25 and finding.gain is None
     assert "waits for input 84%" in report.measurements["scaling"]
     quiet = build_report({"input_wait_fraction": 0.03}, [], ALL_RULES)
     assert quiet.verdict == diagnosis.COMPUTE_BOUND
@@ -84,3 +87,55 @@ def test_pd307_stays_quiet_on_even_or_incomplete_workers(per_worker: list) -> No
 def test_pd307_gap_is_a_parameter() -> None:
     per_worker = [worker("w0", 100), worker("w1", 110)]
     assert len(findings({"per_worker": per_worker}, "PD307", {"straggler_gap": 0.04})) == 1
+
+
+INPUT_BOUND_JOB = {
+    "pipeline_samples_per_s": 1332.0, "ceiling_samples_per_s": 8286.0,
+    "training_samples_per_s": 1203.0, "host_cpu_percent": 95.0,
+}  # fmt: skip
+
+
+def test_pd301_reports_headroom_an_upper_bound_never_a_gain() -> None:
+    report = build_report(INPUT_BOUND_JOB, [], ALL_RULES)
+    (finding,) = [f for f in report.findings if f.rule == "PD301"]
+    assert finding.gain is None and finding.end_to_end_gain is None
+    assert finding.headroom == round(8286 / 1203, 2)
+    data = finding.to_dict()
+    assert data["headroom"] == finding.headroom and "gain" not in data
+    assert gain_label(finding) == "headroom up to x6.9"
+    assert "measured" not in render_text(report).split("PD301", 1)[1].split("\n")[0]
+
+
+def test_the_verdict_leads_then_fixes_by_measured_end_to_end_gain_then_severity() -> None:
+    def at(rule: str, line: int, severity: Severity, gain=None, end_to_end=None) -> Finding:
+        return Finding(rule, rule.lower(), severity, "m", path="train.py", line=line,
+                       gain=gain, end_to_end_gain=end_to_end)  # fmt: skip
+
+    code = [
+        at("PD101", 73, Severity.INFO),
+        at("PD102", 72, Severity.WARNING, gain=1.8, end_to_end=1.8),
+        at("PD106", 72, Severity.WARNING, gain=46.6, end_to_end=2.0),
+        at("PD104", 70, Severity.INFO, gain=0.9, end_to_end=0.9),
+        at("PD105", 60, Severity.WARNING),
+    ]
+    report = build_report(INPUT_BOUND_JOB, [], ALL_RULES, file_findings=code)
+    order = [f.rule for f in report.findings]
+    assert order[0] == "PD301"
+    measured = [f for f in report.findings if (f.end_to_end_gain or f.gain) is not None]
+    gains = [f.end_to_end_gain or f.gain for f in measured]
+    assert gains == sorted(gains, reverse=True)
+    assert order.index("PD106") < order.index("PD102") < order.index("PD104")
+    assert order.index("PD104") < order.index("PD302") < order.index("PD101")
+    assert order.index("PD105") < order.index("PD101")  # no gain: warning before info
+
+
+def test_pd302_judges_with_the_users_pd301_thresholds() -> None:
+    saturated = {
+        "pipeline_samples_per_s": 1000.0, "ceiling_samples_per_s": 1500.0,
+        "training_samples_per_s": 950.0, "host_cpu_percent": 97.0,
+    }  # fmt: skip
+    assert findings(saturated, "PD302")  # 63% of the ceiling: input-bound by default
+    selection = Selection(params={"PD301": {"training_to_ceiling": 0.6}})
+    report = build_report(saturated, [], selection)
+    assert report.verdict == diagnosis.COMPUTE_BOUND
+    assert not [f for f in report.findings if f.rule in ("PD301", "PD302")]

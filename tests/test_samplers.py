@@ -1,4 +1,4 @@
-"""The background samplers: summaries checked against recorded samples, and the threads for real.
+"""The background samplers: summaries checked against synthetic NVML readings, and threads.
 
 No NVIDIA driver can exist on a CPU-only CI machine, so the NVML thread is driven by a stand-in
 ``pynvml`` module; the no-GPU path and the host sampler run against the real libraries.
@@ -108,19 +108,19 @@ def test_percentile_agrees_with_numpy() -> None:
         assert percentile(values, q) == pytest.approx(float(np.percentile(values, q)))
 
 
-# --- summarize_gpus on recorded samples ----------------------------------------------------------
+# --- summarize_gpus on synthetic readings -----------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def recorded() -> tuple[list[GpuSample], dict[int, str]]:
+def synthetic() -> tuple[list[GpuSample], dict[int, str]]:
     doc = json.loads(DATA.read_text())
     samples = [GpuSample(**s) for s in doc["samples"]]
     names = {int(k): v for k, v in doc["names"].items()}
     return samples, names
 
 
-def test_recorded_samples_summarised_per_device(recorded) -> None:
-    samples, names = recorded
+def test_synthetic_samples_summarised_per_device(synthetic) -> None:
+    samples, names = synthetic
     devices = summarize_gpus(samples, names)
     assert [d["index"] for d in devices] == [0, 1]
     for device in devices:
@@ -135,8 +135,8 @@ def test_recorded_samples_summarised_per_device(recorded) -> None:
         assert device["name"] == "NVIDIA A100-SXM4-40GB"
 
 
-def test_recorded_straggler_stands_out(recorded) -> None:
-    busy, straggler = summarize_gpus(*recorded)
+def test_synthetic_straggler_stands_out(synthetic) -> None:
+    busy, straggler = summarize_gpus(*synthetic)
     assert busy["samples"] == straggler["samples"] == 40
     assert 85 <= busy["utilization_mean"] <= 95
     assert 15 <= straggler["utilization_mean"] <= 25
@@ -144,8 +144,8 @@ def test_recorded_straggler_stands_out(recorded) -> None:
     assert busy["memory_total_mb"] == 40960.0
 
 
-def test_recorded_pcie_mean_skips_missing_readings(recorded) -> None:
-    samples, names = recorded
+def test_synthetic_pcie_mean_skips_missing_readings(synthetic) -> None:
+    samples, names = synthetic
     busy, straggler = summarize_gpus(samples, names)
     tx = [s.pcie_tx_kb_s for s in samples if s.index == 0 and s.pcie_tx_kb_s is not None]
     rx = [s.pcie_rx_kb_s for s in samples if s.index == 0 and s.pcie_rx_kb_s is not None]
@@ -164,8 +164,8 @@ def test_summarize_gpus_edge_cases() -> None:
     assert devices[1]["utilization_p5"] == devices[1]["utilization_p95"] == 50.0
 
 
-def test_device_dicts_fill_the_text_renderer(recorded) -> None:
-    busy = summarize_gpus(*recorded)[0]
+def test_device_dicts_fill_the_text_renderer(synthetic) -> None:
+    busy = summarize_gpus(*synthetic)[0]
     facts = gpu_facts(busy, 0)
     assert facts.util and facts.spread and facts.memory and facts.pcie
 
@@ -497,7 +497,7 @@ def test_missing_psutil(monkeypatch) -> None:
 # --- measurements ---------------------------------------------------------------------------------
 
 
-def test_to_measurements(recorded) -> None:
+def test_to_measurements(synthetic) -> None:
     host = summarize_host([HostSample(0.0, (97.0, 99.0), 2 * MIB, 8 * MIB)], cpu_count=2)
     none = to_measurements(GpuReport(available=False, note=NO_GPU_NOTE), host)
     assert none == {
@@ -514,7 +514,7 @@ def test_to_measurements(recorded) -> None:
     }
     assert host_cpu(none) == "98% of 2 cores (p95 98%)"
 
-    devices = summarize_gpus(*recorded)
+    devices = summarize_gpus(*synthetic)
     some = to_measurements(GpuReport(available=True, devices=devices), host)
     assert "gpu_note" not in some and "host_note" not in some
     assert some["gpus"] == devices and some["gpus"][0] is not devices[0]

@@ -22,21 +22,20 @@ def input_bound(context: Context) -> Iterator[Hit]:
     if not (pipeline and ceiling and training):  # judged from the input-wait share alone
         wait = m["input_wait_fraction"]
         limit = diagnosis.wait_limit(diagnosis.thresholds(context.params))
-        headroom = f" (up to x{1 / (1 - wait):.1f} if it kept up)" if wait < 0.99 else ""
         yield Hit(
             None,
             f"Training waits for input {wait:.0%} of its step time (input-bound from "
-            f"{limit:.0%}): adding devices will not help until the pipeline is faster"
-            f"{headroom}.",
+            f"{limit:.0%}): adding devices will not help until the pipeline is faster.",
+            headroom=round(1 / (1 - wait), 2) if wait < 0.99 else None,
         )
         return
     yield Hit(
         None,
         f"Training reaches {training / ceiling:.0%} of the compute ceiling "
         f"({training:,.0f} of {ceiling:,.0f} samples/s) and the pipeline alone delivers "
-        f"{pipeline:,.0f} samples/s: adding devices will not help until the pipeline is faster "
-        f"(up to x{ceiling / training:.1f} if it kept up with the model).",
-        gain=round(ceiling / training, 2),
+        f"{pipeline:,.0f} samples/s: adding devices will not help until the pipeline is "
+        "faster.",
+        headroom=round(ceiling / training, 2),
     )
 
 
@@ -44,7 +43,8 @@ def input_bound(context: Context) -> Iterator[Hit]:
 def host_cpu_saturated(context: Context) -> Iterator[Hit]:
     m = context.measurements
     cpu = m.get("host_cpu_percent")
-    if cpu is None or diagnosis.verdict(m) not in (diagnosis.INPUT_BOUND, diagnosis.BALANCED):
+    judged = diagnosis.verdict(m, context.params_of("PD301"))  # the user's thresholds
+    if cpu is None or judged not in (diagnosis.INPUT_BOUND, diagnosis.BALANCED):
         return
     if cpu >= context.param("cpu_percent"):
         cores = (m.get("host") or {}).get("cpu_count")

@@ -110,8 +110,17 @@ def _result(finding: Finding, index: Mapping[str, int]) -> dict[str, Any]:
     location = _location(finding)
     if location is not None:
         result["locations"] = [location]
-    if finding.gain is not None:
-        result["properties"] = {"gain": finding.gain}
+    properties = {
+        key: value
+        for key, value in (
+            ("gain", finding.gain),
+            ("end_to_end_gain", finding.end_to_end_gain),
+            ("headroom", finding.headroom),
+        )
+        if value is not None
+    }
+    if properties:
+        result["properties"] = properties
     return result
 
 

@@ -101,8 +101,11 @@ def _measurements(measurements: Mapping[str, Any], color: bool) -> list[str]:
 
 def gain_label(finding: Finding) -> str | None:
     """``measured gain x37.8 (x2.0 for training)``: the pipeline's gain, and what training can
-    gain when the compute ceiling caps it."""
+    gain when the compute ceiling caps it; or ``headroom up to x6.9``, an upper bound that no
+    fix was measured to reach."""
     if finding.gain is None:
+        if finding.headroom is not None:
+            return f"headroom up to x{finding.headroom:.1f}"
         return None
     label = f"measured gain x{finding.gain:.1f}"
     end_to_end = finding.end_to_end_gain
