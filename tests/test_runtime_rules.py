@@ -7,6 +7,7 @@ import pytest
 from pipedoctor import diagnosis
 from pipedoctor.checker import build_report
 from pipedoctor.pipeline import Analysis
+from pipedoctor.render.html import render_html
 from pipedoctor.render.text import gain_label, render_text
 from pipedoctor.report import Finding, Severity
 from pipedoctor.rules import ALL_RULES, Selection, only, run_rules
@@ -104,6 +105,8 @@ def test_pd301_reports_headroom_an_upper_bound_never_a_gain() -> None:
     assert data["headroom"] == finding.headroom and "gain" not in data
     assert gain_label(finding) == "headroom up to x6.9"
     assert "measured" not in render_text(report).split("PD301", 1)[1].split("\n")[0]
+    html = render_html(report)
+    assert "headroom up to x6.9" in html and 'class="pd-gain"' not in html
 
 
 def test_the_verdict_leads_then_fixes_by_measured_end_to_end_gain_then_severity() -> None:

@@ -165,7 +165,8 @@ def _finding(finding: Finding) -> str:
         f'<span class="pd-sev pd-sev-{severity}">{severity}</span>',
     ]
     if label := gain_label(finding):
-        head.append(f'<span class="pd-gain">{_e(label)}</span>')
+        kind = "pd-gain" if finding.gain is not None else "pd-headroom pd-muted"
+        head.append(f'<span class="{kind}">{_e(label)}</span>')
     place = span(finding)
     if place.path is not None:
         where = place.path + (f":{place.line}" if place.line is not None else "")
