@@ -226,3 +226,33 @@ def test_ctrl_c_stops_the_check_and_its_children(tmp_path: Path) -> None:
     assert "interrupted" in stderr and "Traceback" not in stderr
     time.sleep(0.5)
     assert not alive(int(marker.read_text()))
+
+
+def test_min_ratio_output_file_and_the_scripts_own_output(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(INPUT_BOUND)
+    done = check(
+        "train.py", "--format", "json", "--timeout", "30", "--min-ratio", "0.95",
+        "-o", "report.json", "--show-output", "-q", "--", "--epochs", "5", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-3000:]
+    data = json.loads((tmp_path / "report.json").read_text())  # the report went to the file
+    m = data["measurements"]
+    ratio = m["training_samples_per_s"] / m["ceiling_samples_per_s"]
+    assert ratio < 0.95
+    assert f"training reaches {ratio:.2f} of the compute ceiling (< 0.95)" in done.stderr
+    assert "epochs from argv: ['--epochs', '5']" in done.stdout  # --show-output: the script's
+    assert '"verdict"' not in done.stdout  # ...and no report on stdout
+
+
+def test_the_gate_reads_the_ratio_from_the_report() -> None:
+    from pipedoctor.cli import gate_failed
+    from pipedoctor.report import Report
+
+    report = Report(
+        verdict="compute-bound",
+        measurements={"training_samples_per_s": 900.0, "ceiling_samples_per_s": 1000.0},
+    )
+    assert gate_failed(report, [], 0.85) is None
+    assert gate_failed(report, [], 0.95) == "training reaches 0.90 of the compute ceiling (< 0.95)"
+    assert gate_failed(report, ["compute-bound"], None) == "the verdict is compute-bound"
+    assert "were not measured" in gate_failed(Report(verdict="input-bound"), [], 0.5)

@@ -58,6 +58,15 @@ def test_replicas_scaling_and_setup_rules(tmp_path: Path, replicas: int) -> None
     assert m["projected_samples_per_s"] > 0
     rules = {f["rule"] for f in report["findings"]}
     assert {"PD203", "PD204", "PD208"} <= rules and "PD201" not in rules, rules
+    # The measured rules judge these real measurements: each fires exactly when its figure
+    # crosses its parameter (rules/PD304..PD306).
+    assert ("PD305" in rules) == (m["scaling_efficiency"] < 0.7), m["scaling_efficiency"]
+    assert ("PD304" in rules) == (m["step_ms"]["ceiling"] < 5.0), m["step_ms"]
+    # BatchNormalization over 8 examples per replica against 8 x replicas on one device: the
+    # statistics differ, so the copies diverge beyond float reordering (PD306's positive case).
+    assert max(m["parity_max_loss_delta"], m["parity_max_weight_delta"]) > 1e-3, m
+    pd306 = next(f for f in report["findings"] if f["rule"] == "PD306")
+    assert "On the same 4 batches from the same weights" in pd306["message"]
     pd208 = next(f for f in report["findings"] if f["rule"] == "PD208")
     assert (
         f"1,003 examples: in global batches of {batch} over {replicas} replicas"

@@ -253,3 +253,16 @@ def test_a_check_keeps_the_static_message_and_adds_what_the_graph_measured() -> 
     assert merge([static], [bounded])[0].message == static.message + " Measured bound: up to x4."
     gained = replace(generic, gain=3.0, end_to_end_gain=2.0)
     assert merge([static], [gained])[0].gain == 3.0
+
+
+def test_parallel_reads_of_an_unknown_number_of_files_say_so(tmp_path: Path) -> None:
+    files = records(tmp_path)
+    names = tf.data.Dataset.range(len(files)).map(
+        lambda i: tf.strings.join([str(tmp_path / "part-"), tf.strings.as_string(i), ".tfrecord"])
+    )
+    ds = tf.data.TFRecordDataset(names).map(parse, num_parallel_calls=AUTOTUNE)
+    gp = read_dataset(ds)
+    (reads,) = [c for c in candidates(gp, None) if c.rule == "PD104"]
+    assert "how many is unknown" in reads.title and "4 files" not in reads.title
+    rebuilt = g.rebuild(rewritten(gp, [reads]), ds.element_spec)
+    assert sorted(float(x[0]) for x in rebuilt) == sorted(float(x[0]) for x in ds)

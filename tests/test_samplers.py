@@ -520,3 +520,27 @@ def test_to_measurements(synthetic) -> None:
     assert some["gpus"] == devices and some["gpus"][0] is not devices[0]
     assert json.loads(json.dumps(some)) == some  # plain JSON, as the report contract needs
     assert not any(isinstance(v, float) and math.isnan(v) for v in some["gpus"][0].values())
+
+
+def test_a_check_on_stand_in_gpus_gets_the_gpu_rules(fake_nvml: FakeNvml) -> None:
+    """The whole check on real TensorFlow (CPU), with only the NVML driver stood in for: the
+    starved device draws PD303 and the Tensor-Core device under a float32 policy PD209."""
+    tf = pytest.importorskip("tensorflow")
+    keras = pytest.importorskip("keras")
+    import numpy as np
+
+    import pipedoctor
+
+    x = np.random.default_rng(0).normal(size=(1024, 32)).astype("float32")
+    ds = tf.data.Dataset.from_tensor_slices((x, np.zeros(1024, "int32"))).batch(32).repeat()
+    model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(10)])
+    model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    report = pipedoctor.check(ds, model, timeout=25)
+    gpus = {g["index"]: g for g in report.measurements["gpus"]}
+    assert gpus[0]["compute_capability"] == "9.0" and gpus[1]["compute_capability"] == "7.5"
+    assert gpus[1]["utilization_mean"] < 50 < gpus[0]["utilization_mean"]
+    by_rule = {f.rule: f for f in report.findings}
+    assert "GPU 1 (Fake T4) is busy only" in by_rule["PD303"].message
+    assert "GPU 0" not in by_rule["PD303"].message
+    assert "GPU 0 (Fake H100, compute capability 9.0) has Tensor Cores" in by_rule["PD209"].message
+    assert "float32" in by_rule["PD209"].message

@@ -89,11 +89,15 @@ def accelerator_idle(context: Context) -> Iterator[Hit]:
             continue
         label = f"GPU {gpu.get('index')} ({gpu.get('name', 'GPU')})"
         if mean < idle:
+            spread = ", ".join(
+                f"{p} {gpu[f'utilization_{p}']:.0f}%"
+                for p in ("p5", "p95")
+                if gpu.get(f"utilization_{p}") is not None
+            )
             yield Hit(
                 None,
-                f"{label} is busy only {mean:.0f}% of the time during training "
-                f"(p5 {gpu.get('utilization_p5') or 0:.0f}%, "
-                f"p95 {gpu.get('utilization_p95') or 0:.0f}%).",
+                f"{label} is busy only {mean:.0f}% of the time during training"
+                + (f" ({spread})." if spread else "."),
             )
         elif len(gpus) > 1 and busiest - mean > gap:
             yield Hit(

@@ -125,14 +125,15 @@ def candidates(
             )
         elif graph_op == "FlatMapDataset" and op in READER_CLASSES.values():
             files = gs.stage.param("filenames")
-            count = files.count if files is not None and files.count else 4
+            count = files.count if files is not None and files.count else None
+            what = f"{count} files" if count else "the files (how many is unknown: AUTOTUNE)"
             found.append(
                 Candidate(
                     "PD104",
                     i,
-                    f"parallel reads of {count} files (stage {i})",
+                    f"parallel reads of {what} (stage {i})",
                     False,
-                    lambda gd, n=node, c=count: g.interleave_to_parallel(gd, n, c),
+                    lambda gd, n=node, c=count or -1: g.interleave_to_parallel(gd, n, c),
                 )
             )
         elif graph_op == "BatchDatasetV2":
