@@ -339,6 +339,11 @@ def rule_page(rule: Rule) -> str:
         "unsafe": "The fix can change what the pipeline yields or how the model trains; review it.",
         "none": "There is no mechanical fix; the change needs judgement.",
     }[rule.fix_safety]
+    if rule.verified_when:
+        safety += (
+            " pipedoctor makes this fix itself (in a check's projection and in `optimize()`) "
+            f"only once it has verified it on your pipeline: {rule.verified_when}"
+        )
     parts.append(section("Fix safety", safety))
     if rule.params:
         params = "\n".join(f"- `{k}` = {v!r}" for k, v in rule.params.items())

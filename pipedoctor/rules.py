@@ -45,6 +45,9 @@ class Rule:
     example_bad: str = ""
     example_good: str = ""
     fix_safety: str = "none"
+    verified_when: str = ""
+    """For an ``unsafe`` fix: what pipedoctor checks on a pipeline before it applies the fix
+    itself (in the projection and ``optimize()``)."""
     references: tuple[str, ...] = ()
     params: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
@@ -85,6 +88,9 @@ def parse_rule(text: str, path: Path | None = None) -> Rule:
     safety = data.get("fix_safety", "none")
     if safety not in FIX_SAFETY:
         raise RuleFileError(f"{where}: fix_safety must be one of {FIX_SAFETY}")
+    verified_when = data.get("verified_when", "").strip()
+    if verified_when and safety != "unsafe":
+        raise RuleFileError(f"{where}: verified_when is for unsafe fixes only")
     try:
         severity = Severity.parse(data["severity"])
     except ValueError as exc:
@@ -100,6 +106,7 @@ def parse_rule(text: str, path: Path | None = None) -> Rule:
         example_bad=data.get("example_bad", "").strip("\n"),
         example_good=data.get("example_good", "").strip("\n"),
         fix_safety=safety,
+        verified_when=verified_when,
         references=tuple(data.get("references", ())),
         params=dict(data.get("params", {})),
         path=path,

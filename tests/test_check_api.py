@@ -59,8 +59,8 @@ def test_slow_sequential_map_is_input_bound() -> None:
     m = report.measurements
     assert report.verdict == "input-bound", m
     assert m["pipeline_samples_per_s"] < 0.5 * m["ceiling_samples_per_s"]
-    assert report.findings[0].rule == "PD301"  # the most valuable finding comes first
-    assert report.findings[0].gain and report.findings[0].gain > 2
+    assert report.findings[0].rule == "PD301"  # the verdict's finding leads
+    assert report.findings[0].gain is None and report.findings[0].headroom > 2
     assert "will not help" in m["scaling"]
 
 
@@ -121,7 +121,7 @@ def test_an_uncompiled_model_is_refused_with_a_reason() -> None:
 
 
 def test_report_json_has_the_check_keys() -> None:
-    report = pipedoctor.check(fast_pipeline(16), tiny_model(), timeout=12)
+    report = pipedoctor.check(fast_pipeline(16), tiny_model(), timeout=20)
     data = json.loads(report.to_json())
     assert data["version"] == 1 and data["verdict"] in ("input-bound", "compute-bound", "balanced")
     for key in (

@@ -13,9 +13,13 @@ tf = pytest.importorskip("tensorflow")
 import pipedoctor  # noqa: E402
 from pipedoctor.capture import sites  # noqa: E402
 from pipedoctor.graph import graphdef as g  # noqa: E402
+from pipedoctor.graph.candidate import rebuilt, rewritten  # noqa: E402
 from pipedoctor.graph.doctor import diagnose  # noqa: E402
+from pipedoctor.graph.fixes import candidates  # noqa: E402
+from pipedoctor.graph.fixes.cache import Limits  # noqa: E402
+from pipedoctor.graph.fixes.vectorize import changed_values, verify  # noqa: E402
 from pipedoctor.graph.frontend import read_dataset  # noqa: E402
-from pipedoctor.graph.whatif import candidates, changed_values, evaluate, rewritten  # noqa: E402
+from pipedoctor.graph.whatif import evaluate, without_moot  # noqa: E402
 from pipedoctor.pipeline import AUTOTUNE, Analysis, Files  # noqa: E402
 from pipedoctor.rules import run_rules  # noqa: E402
 
@@ -115,17 +119,20 @@ def test_every_rewrite_keeps_what_the_pipeline_yields(build) -> None:
     ds = build()
     gp = read_dataset(ds)
     expected = first(ds, 25)
-    found = candidates(gp, free_ram_bytes=10**10)
+    found = [c for c in candidates(gp, Limits(10**10)) if not c.bound]
     assert found
     for candidate in found:
-        assert candidate.safe, candidate.title
-        rebuilt = g.rebuild(rewritten(gp, [candidate]), ds.element_spec)
-        got = first(rebuilt, 25)
+        if candidate.verify:  # unsafe until this pipeline's values were compared
+            assert not candidate.applicable and verify(gp, candidate, ds.element_spec) == ""
+        if candidate.prepare is not None:  # unsafe until a first pass filled it within RAM
+            assert not candidate.applicable and candidate.prepare(time.perf_counter() + 10) is None
+        assert candidate.applicable, candidate.title
+        got = first(rebuilt(gp, [candidate], ds.element_spec), 25)
         assert len(got) == len(expected)
         assert all(np.array_equal(a, b) for a, b in zip(expected, got, strict=True)), (
             candidate.title
         )
-    together = g.rebuild(rewritten(gp, found), ds.element_spec)
+    together = rebuilt(gp, without_moot(found), ds.element_spec)  # as the projection applies
     assert all(np.array_equal(a, b) for a, b in zip(expected, first(together, 25), strict=True))
 
 
@@ -134,25 +141,26 @@ def test_moving_a_map_after_batch_is_made_only_where_the_values_stay_the_same() 
     per_row_mean = rows.map(
         lambda r: tf.cast(r, tf.float32) - tf.reduce_mean(tf.cast(r, tf.float32))
     )
-    assert not [
-        c for c in candidates(read_dataset(per_row_mean.batch(8)), None) if c.rule == "PD109"
-    ]
+    assert not [c for c in candidates(read_dataset(per_row_mean.batch(8))) if c.rule == "PD109"]
 
     widened = rows.map(lambda r: tf.cast(r, tf.float32) + tf.ones((2, 6))).batch(8)
     gp = read_dataset(widened)
-    (move,) = [c for c in candidates(gp, None) if c.rule == "PD109"]
+    (move,) = [c for c in candidates(gp) if c.rule == "PD109"]
     assert move.verify
     assert "fails" in changed_values(gp, [move], widened.element_spec)
     outcome = evaluate(gp, widened.element_spec, time.perf_counter() + 6)
-    assert not [f for f in outcome.fixes if f["rule"] == "PD109"]
-    assert any("after `batch`: not made, the rewritten pipeline fails" in n for n in outcome.notes)
+    (entry,) = [f for f in outcome.fixes if f["rule"] == "PD109"]
+    assert entry["gain"] is None and "fails" in entry["unmeasured"]
+    assert any(
+        "after `batch`: not measured, the rewritten pipeline fails" in n for n in outcome.notes
+    )
 
 
 def test_parallel_reads_reorder_so_they_are_only_advised(tmp_path: Path) -> None:
     ds = tf.data.TFRecordDataset(records(tmp_path)).map(parse, num_parallel_calls=AUTOTUNE)
     gp = read_dataset(ds)
-    (reads,) = [c for c in candidates(gp, None) if c.rule == "PD104"]
-    assert not reads.safe
+    (reads,) = [c for c in candidates(gp) if c.rule == "PD104"]
+    assert not reads.applicable and reads.safety == "unsafe"
     rebuilt = g.rebuild(rewritten(gp, [reads]), ds.element_spec)
     before = sorted(float(x[0]) for x in ds)
     after = [float(x[0]) for x in rebuilt]
@@ -172,7 +180,7 @@ def slow(x):
 def test_attribution_names_the_slow_stage_and_fixes_carry_gains() -> None:
     ds = tf.data.Dataset.range(100_000).map(lambda x: x + 1).map(slow).batch(16)
     gp = read_dataset(ds)
-    outcome = evaluate(gp, ds.element_spec, time.perf_counter() + 25, free_ram_bytes=None)
+    outcome = evaluate(gp, ds.element_spec, time.perf_counter() + 25)
     limiting = [s for s in outcome.stages if s["limiting"]]
     assert [s["index"] for s in limiting] == [2], outcome.stages
     parallel = [f for f in outcome.fixes if f["rule"] == "PD102" and "stage 2" in f["title"]]
@@ -183,8 +191,8 @@ def test_attribution_names_the_slow_stage_and_fixes_carry_gains() -> None:
 def test_a_python_stage_gets_a_measured_bound_never_a_rewrite() -> None:
     ds = tf.data.Dataset.range(100_000).map(lambda x: x * 2).map(slow).batch(16)
     gp = read_dataset(ds)
-    (bound,) = [c for c in candidates(gp, None) if c.rule == "PD108"]
-    assert bound.bound and not bound.safe
+    (bound,) = [c for c in candidates(gp) if c.rule == "PD108"]
+    assert bound.bound and not bound.applicable
     result = diagnose(ds, time.perf_counter() + 30)
     (entry,) = [f for f in result.measurements["whatif"] if f["bound"]]
     assert entry["gain"] > 2, entry
@@ -262,7 +270,7 @@ def test_parallel_reads_of_an_unknown_number_of_files_say_so(tmp_path: Path) -> 
     )
     ds = tf.data.TFRecordDataset(names).map(parse, num_parallel_calls=AUTOTUNE)
     gp = read_dataset(ds)
-    (reads,) = [c for c in candidates(gp, None) if c.rule == "PD104"]
+    (reads,) = [c for c in candidates(gp) if c.rule == "PD104"]
     assert "how many is unknown" in reads.title and "4 files" not in reads.title
     rebuilt = g.rebuild(rewritten(gp, [reads]), ds.element_spec)
     assert sorted(float(x[0]) for x in rebuilt) == sorted(float(x[0]) for x in ds)

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pipedoctor.pipeline import AUTOTUNE, DECODING_FACTORIES, RECORD_READERS, Files, Pipeline, Stage
+from pipedoctor.pipeline import (
+    AUTOTUNE,
+    DECODING_FACTORIES,
+    RECORD_READERS,
+    Files,
+    Location,
+    Pipeline,
+    Stage,
+)
 from pipedoctor.report import Severity
 from pipedoctor.rules import Context, Hit, detector
 
@@ -148,6 +156,9 @@ def unsharded_files(context: Context) -> Iterator[Hit]:
 
 @detector("PD106")
 def missing_cache(context: Context) -> Iterator[Hit]:
+    if context.scope == "graph" and context.measurements.get("whatif") is not None:
+        yield from measured_cache(context.measurements["whatif"])
+        return
     for pipeline in context.analysis.pipelines:
         walked = pipeline.walk()
         if any(s.op == "cache" for s in walked):
@@ -161,6 +172,37 @@ def missing_cache(context: Context) -> Iterator[Hit]:
                     yield cache_advice(context, stage, message)
                 else:
                     yield Hit(stage.location, message)
+
+
+def measured_cache(whatif: list[dict]) -> Iterator[Hit]:
+    """Where the graph doctor measured a cache: its place, size and reorders (its gain, or why
+    it could not be measured, is attached with the other what-ifs')."""
+    for entry in whatif:
+        if entry.get("rule") != "PD106":
+            continue
+        where = Location(entry["path"], entry["line"]) if entry.get("path") else None
+        cache = entry.get("cache")
+        if cache is None:
+            yield Hit(where, "The pipeline decodes again on every epoch and nothing caches it.")
+            continue
+        place = "on local disk" if cache["kind"] == "disk" else "in RAM"
+        moves = "".join(f"; {move}" for move in cache["moves"])
+        yield Hit(
+            where,
+            f"Up to this stage the pipeline does the same work every epoch and nothing caches "
+            f"it: a `cache()` here holds {_mb(cache['bytes'])} ({cache['elements']:,} elements) "
+            f"{place}, filled in a first pass of {cache['fill_seconds']:.0f} s{moves}.",
+            fix=CACHE_ON_DISK if cache["kind"] == "disk" else None,
+        )
+
+
+CACHE_ON_DISK = (
+    "Add `.cache(filename)` with a path on fast local disk at this stage; it does not fit in RAM."
+)
+
+
+def _mb(size: float) -> str:
+    return f"{size / 1e6:,.0f} MB" if size >= 1e6 else f"{size / 1e6:,.1f} MB"
 
 
 def cache_advice(context: Context, stage: Stage, message: str) -> Hit:

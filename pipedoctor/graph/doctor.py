@@ -51,7 +51,8 @@ def bound_sentence(bound: dict[str, Any]) -> str:
 
 
 def with_gains(findings: list[Finding], fixes: list[dict[str, Any]]) -> list[Finding]:
-    """Each finding gets the measured gain of the fix for its rule at its line."""
+    """Each finding gets the measured gain of the fix for its rule at its line, its bound, or
+    the reason its fix could not be measured."""
     out = []
     for finding in findings:
         match = next(
@@ -64,12 +65,19 @@ def with_gains(findings: list[Finding], fixes: list[dict[str, Any]]) -> list[Fin
             ),
             None,
         )
-        if match is not None and match.get("bound"):
+        if match is not None and match.get("unmeasured"):
+            if NOT_MEASURED not in finding.message:
+                message = f"{finding.message}{NOT_MEASURED} {match['unmeasured']}."
+                finding = replace(finding, message=message)
+        elif match is not None and match.get("bound"):
             finding = replace(finding, message=finding.message + bound_sentence(match))
         elif match is not None:
             finding = measured(finding, match["gain"], match["end_to_end_gain"])
         out.append(finding)
     return out
+
+
+NOT_MEASURED = " Its fix was not measured:"
 
 
 def diagnose(
@@ -83,8 +91,10 @@ def diagnose(
 ) -> GraphDiagnosis:
     """Everything the graph can tell within ``deadline`` (``time.perf_counter()`` based).
 
-    A pipeline that cannot be serialised or rebuilt is not an error: the diagnosis says which
-    part could not be analysed and why, and the caller keeps its other facts and timings.
+    The what-ifs run first, so that the graph rules judge the pipeline with what was measured
+    (PD106 places its cache where the measurement put it). A pipeline that cannot be serialised
+    or rebuilt is not an error: the diagnosis says which part could not be analysed and why,
+    and the caller keeps its other facts and timings.
     """
     import tensorflow as tf
 
@@ -107,24 +117,24 @@ def diagnose(
     if counted:
         result.measurements["input_files"] = sum(counted)
     analysis = Analysis("<graph>", [gp.pipeline])
-    findings = list(run_rules(analysis, "graph", selection))
     if time.perf_counter() >= deadline - 1.0:
         result.notes.append(
             "per-stage rates and what-if fixes: skipped, the check's budget ran out"
         )
-        result.findings = findings
+        result.findings = list(run_rules(analysis, "graph", selection))
         return result
     try:
-        outcome = evaluate(gp, dataset.element_spec, deadline, free_ram_bytes, ceiling)
+        outcome = evaluate(
+            gp, dataset.element_spec, deadline, cache_limits(selection, free_ram_bytes), ceiling
+        )
     except (tf.errors.OpError, ValueError, TypeError) as exc:
         result.notes.append(
             f"the pipeline could not be rebuilt from its graph to time stages and "
             f"fixes ({type(exc).__name__}: {brief(exc)})"
         )
-        result.findings = findings
+        result.findings = list(run_rules(analysis, "graph", selection))
         return result
     result.notes += outcome.notes
-    result.findings = with_gains(findings, outcome.fixes)
     result.measurements = {
         **result.measurements,
         "graph_pipeline_samples_per_s": round(outcome.baseline, 1) if outcome.baseline else None,
@@ -133,34 +143,63 @@ def diagnose(
         "fixed_pipeline_samples_per_s": round(outcome.fixed, 1) if outcome.fixed else None,
         "fixes_applied": outcome.applied,
     }
+    findings = run_rules(analysis, "graph", selection, result.measurements)
+    result.findings = with_gains(list(findings), outcome.fixes)
     return result
 
 
+def cache_limits(selection: Selection, free_ram_bytes: int | None) -> Any:
+    """How much a cache may take, with PD106's parameters as the user set them."""
+    from pipedoctor.graph.fixes.cache import Limits
+    from pipedoctor.rules import load_catalog, rule_params
+
+    params = rule_params(load_catalog()["PD106"], selection)
+    return Limits(free_ram_bytes, params["ram_fraction"], params["disk_fraction"])
+
+
 def optimize(dataset: Any, *, timeout: float = 30.0, free_ram_bytes: int | None = None) -> Any:
-    """The dataset rebuilt with every safe fix that measurably helps (order kept), within
-    ``timeout`` seconds of measuring. The rewrites made are listed in the returned dataset's
-    ``pipedoctor_rewrites``; rewrites that could change what the pipeline yields are never made.
+    """The dataset rebuilt with every fix that may be applied and measurably helps (order kept),
+    within ``timeout`` seconds of measuring: safe fixes, and unsafe ones verified on this
+    pipeline (a cache that a first pass filled within the free-RAM share, a map moved after
+    ``batch`` whose values were compared). ``pipedoctor_rewrites`` on the result lists them,
+    with how each unsafe one was verified; a cache on local disk is advised, never made.
     """
-    from pipedoctor.graph import graphdef
+    from pipedoctor.graph.candidate import rebuilt
     from pipedoctor.graph.frontend import read_dataset
-    from pipedoctor.graph.whatif import evaluate, rewritten
+    from pipedoctor.graph.whatif import evaluate, without_moot
 
     gp = read_dataset(dataset, sink=None)
     if free_ram_bytes is None:
-        free_ram_bytes = _free_ram()
-    outcome = evaluate(gp, dataset.element_spec, time.perf_counter() + timeout, free_ram_bytes)
-    if not outcome.chosen:
-        optimized = dataset
-    else:
-        optimized = graphdef.rebuild(rewritten(gp, outcome.chosen), dataset.element_spec)
-    optimized.pipedoctor_rewrites = list(outcome.applied)
-    optimized.pipedoctor_notes = list(outcome.notes)
+        free_ram_bytes = free_ram()
+    limits = cache_limits(ALL_RULES, free_ram_bytes)
+    outcome = evaluate(gp, dataset.element_spec, time.perf_counter() + timeout, limits)
+    chosen = without_moot([c for c in outcome.chosen if not c.writes_files])
+    notes = list(outcome.notes)
+    if len(chosen) < len(outcome.chosen):
+        notes.append("a cache on local disk is advised, not made: it would leave files behind")
+    optimized = rebuilt(gp, chosen, dataset.element_spec) if chosen else dataset
+    optimized.pipedoctor_rewrites = [
+        c.title + (f" (verified: {c.verified})" if c.verified else "") for c in chosen
+    ]
+    optimized.pipedoctor_notes = notes
+    for candidate in outcome.chosen:
+        if candidate not in chosen:
+            candidate.cleanup()
     return optimized
 
 
-def _free_ram() -> int | None:
+def free_ram() -> int | None:
+    """Bytes of RAM available now: from psutil, or from the OS where it says (Linux, macOS);
+    ``None`` when nothing says, and then no cache is filled."""
     try:
         import psutil
+
+        return int(psutil.virtual_memory().available)
     except ImportError:
+        pass
+    import os
+
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
         return None
-    return int(psutil.virtual_memory().available)

@@ -170,9 +170,11 @@ def string_consts_feeding(graph: GraphDef, node: NodeDef) -> list[str]:
     return names
 
 
-def fresh_resources(graph: GraphDef) -> GraphDef:
+def fresh_resources(graph: GraphDef, keep_live: frozenset[str] = frozenset()) -> GraphDef:
     """Replace live resource handles (memory cache, shuffle seed generator) with new ones, so a
-    rebuilt dataset does not share a filled cache or an advanced RNG with the original."""
+    rebuilt dataset does not share a filled cache or an advanced RNG with the original. The
+    nodes named in ``keep_live`` stay as they are: a cache filled on purpose is read, not
+    filled again."""
     graph = copy(graph)
     creators = {
         "CacheDatasetV2": "DummyMemoryCache",
@@ -184,6 +186,8 @@ def fresh_resources(graph: GraphDef) -> GraphDef:
         for name in node.input:
             users.setdefault(clean(name), node.op)
     for node in graph.node:
+        if node.name in keep_live:
+            continue
         if node.op == "Const" and node.attr["dtype"].type == tf.resource.as_datatype_enum:
             creator = creators.get(users.get(node.name, ""))
             if creator:
@@ -192,9 +196,11 @@ def fresh_resources(graph: GraphDef) -> GraphDef:
     return graph
 
 
-def rebuild(graph: GraphDef, element_spec: Any) -> Any:
-    """A dataset from a GraphDef, with the given element structure."""
-    variant = tf.raw_ops.DatasetFromGraph(graph_def=fresh_resources(graph).SerializeToString())
+def rebuild(graph: GraphDef, element_spec: Any, keep_live: frozenset[str] = frozenset()) -> Any:
+    """A dataset from a GraphDef, with the given element structure (see
+    :func:`fresh_resources` for ``keep_live``)."""
+    fresh = fresh_resources(graph, keep_live)
+    variant = tf.raw_ops.DatasetFromGraph(graph_def=fresh.SerializeToString())
     return tf.data.experimental.from_variant(variant, element_spec)
 
 
@@ -415,10 +421,36 @@ def insert_prefetch(graph: GraphDef, target: str) -> str:
     return insert_after(graph, target, "PrefetchDataset", [buffer], extra)
 
 
-def insert_cache(graph: GraphDef, target: str) -> str:
-    """An in-memory ``cache()`` after ``target``."""
+def insert_cache(
+    graph: GraphDef, target: str, filename: str = "", resource: str | None = None
+) -> str:
+    """``cache(filename)`` after ``target``: in memory without a filename, else in files with
+    that prefix. ``resource`` names the node that makes its memory-cache resource. Returns the
+    cache node's name."""
     cache = graph.node.add()
-    cache.name = _unique(graph, "DummyMemoryCache")
+    cache.name = resource or _unique(graph, "DummyMemoryCache")
     cache.op = "DummyMemoryCache"
-    filename = add_const(graph, "", tf.string)
-    return insert_after(graph, target, "CacheDatasetV2", [filename, cache.name])
+    name = add_const(graph, filename, tf.string)
+    return insert_after(graph, target, "CacheDatasetV2", [name, cache.name])
+
+
+def use_live_resource(graph: GraphDef, resource_node: str, live: NodeDef) -> None:
+    """Make ``resource_node`` the live resource handle ``live`` (a ``Const`` read from a
+    serialised dataset whose cache is already filled), so a rebuild reads that cache."""
+    node = nodes(graph)[resource_node]
+    node.op = live.op
+    node.attr.clear()
+    for key, value in live.attr.items():
+        node.attr[key].CopyFrom(value)
+
+
+def move_after(graph: GraphDef, stage: str, target: str) -> None:
+    """Move a stage that passes its elements through unchanged (``shuffle``, ``repeat``) from
+    where it is to right after ``target``, downstream of it. Its consumers read its input
+    instead; it now reads ``target`` and carries ``target``'s element structure."""
+    by_name = nodes(graph)
+    moved = by_name[stage]
+    redirect(graph, stage, clean(moved.input[0]))
+    redirect(graph, target, stage)
+    moved.input[0] = target
+    set_element_attrs(moved, *(copy_attr(a) for a in element_attrs(by_name[target])))

@@ -32,7 +32,7 @@ def measure_service(
     ``note`` saying why the service could not be measured."""
     import tensorflow as tf
 
-    from pipedoctor.graph.whatif import paired_cost, paired_gain
+    from pipedoctor.graph.timing import paired_cost, paired_gain
     from pipedoctor.measure.protocol import brief
 
     result: dict[str, Any] = {"workers": workers}

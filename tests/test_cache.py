@@ -1,0 +1,195 @@
+"""Cache placement by measurement, the fill pass and the reorders, on real tf.data pipelines."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from pipedoctor.graph.candidate import rebuilt  # noqa: E402
+from pipedoctor.graph.doctor import diagnose  # noqa: E402
+from pipedoctor.graph.fixes import cache_candidate  # noqa: E402
+from pipedoctor.graph.fixes.cache import Limits, choose, positions  # noqa: E402
+from pipedoctor.graph.frontend import read_dataset  # noqa: E402
+from pipedoctor.graph.whatif import evaluate  # noqa: E402
+
+PLENTY = Limits(free_ram_bytes=8 * 10**9)
+
+
+def rows(ds, n: int) -> list[tuple]:
+    """The first ``n`` elements, each flattened to a hashable tuple of bytes."""
+    return [tuple(np.asarray(t).tobytes() for t in tf.nest.flatten(x)) for x in ds.take(n)]
+
+
+def spectrum(x):
+    """Costly deterministic maths with no decode op in it: a feature map like many others."""
+    signal = tf.sin(tf.cast(tf.range(256), tf.float32) * tf.cast(x, tf.float32) / 256.0)
+    for _ in range(4):
+        signal = tf.abs(tf.signal.rfft(tf.concat([signal, signal], 0)))[:256]
+    return signal
+
+
+def prepared(ds, limits: Limits = PLENTY, rates: dict | None = None):
+    gp = read_dataset(ds, None)
+    candidate = cache_candidate(gp, limits, rates or {}, None)
+    assert candidate is not None and candidate.skip_reason is None
+    why = candidate.prepare(time.perf_counter() + 20)
+    return gp, candidate, why
+
+
+def test_repeat_moves_after_the_cache_and_the_order_stays_the_same() -> None:
+    ds = tf.data.Dataset.range(50).repeat().map(spectrum).batch(8)
+    gp, candidate, why = prepared(ds)
+    assert why is None
+    assert [m.op for m in positions(gp)[-1].moves] == ["repeat"]
+    cache = candidate.details["cache"]
+    assert cache["elements"] == 50 and cache["bytes"] == 50 * 256 * 4  # counted, not guessed
+    assert "same elements in the same order" in cache["moves"][0]
+    fixed = rebuilt(gp, [candidate], ds.element_spec)
+    assert rows(fixed, 40) == rows(ds, 40)  # 40 batches of 8: over six passes of 50
+
+
+def test_a_shuffle_moves_after_the_cache_with_its_buffer() -> None:
+    images = tf.io.encode_png(tf.zeros((6, 6, 3), tf.uint8))
+    labels = np.arange(40, dtype=np.int64)
+    ds = (
+        tf.data.Dataset.from_tensor_slices(([images.numpy()] * 40, labels))
+        .shuffle(16)  # like Keras's image_dataset_from_directory, before the decode
+        .map(lambda png, y: (tf.io.decode_png(png) + tf.cast(y, tf.uint8), y))
+        .batch(5)
+    )
+    gp, candidate, why = prepared(ds)
+    assert why is None
+    statement = candidate.details["cache"]["moves"][0]
+    assert "`shuffle(16)`" in statement and "same buffer" in statement and "MB" in statement
+    fixed = rebuilt(gp, [candidate], ds.element_spec).repeat().unbatch()
+    epochs = [rows(fixed, 40), rows(fixed, 80)[40:]]
+    original = rows(ds.unbatch(), 40)
+    assert Counter(epochs[0]) == Counter(original) == Counter(epochs[1])  # every element, once
+    assert epochs[0] != epochs[1]  # and reshuffled every epoch
+
+
+def records(tmp_path: Path, files: int = 4, per_file: int = 25) -> str:
+    for i in range(files):
+        with tf.io.TFRecordWriter(str(tmp_path / f"part-{i}.tfrecord")) as writer:
+            for j in range(per_file):
+                writer.write(tf.io.serialize_tensor(tf.constant([float(i * 100 + j)] * 8)).numpy())
+    return str(tmp_path / "part-*.tfrecord")
+
+
+def test_a_shuffle_of_file_names_goes_where_the_records_are_shuffled_later(
+    tmp_path: Path,
+) -> None:
+    ds = (
+        tf.data.Dataset.list_files(records(tmp_path), shuffle=True)
+        .interleave(tf.data.TFRecordDataset, cycle_length=2)
+        .map(lambda r: tf.io.parse_tensor(r, tf.float32))
+        .shuffle(30)
+        .batch(10)
+    )
+    gp, candidate, why = prepared(ds)
+    assert why is None and candidate.details["cache"]["elements"] == 100  # unknown length
+    assert "file names" in candidate.details["cache"]["moves"][0]
+    fixed = rebuilt(gp, [candidate], ds.element_spec).repeat().unbatch()
+    first, second = rows(fixed, 100), rows(fixed, 200)[100:]
+    assert Counter(first) == Counter(rows(ds.unbatch(), 100)) == Counter(second)
+    assert first != second
+
+    no_later_shuffle = tf.data.Dataset.list_files(records(tmp_path), shuffle=True).interleave(
+        tf.data.TFRecordDataset, cycle_length=2
+    )
+    position, why = choose(read_dataset(no_later_shuffle.batch(4), None), {0: 1e6, 2: 500}, 500)
+    assert position is None and "no later `shuffle`" in why
+
+
+def test_the_position_comes_from_the_measured_rates_not_the_op_names() -> None:
+    ds = (
+        tf.data.Dataset.range(400)
+        .map(lambda x: x + 1)
+        .map(spectrum)  # no decode, parse or resize op: costly all the same
+        .map(lambda s: s * 2.0)
+        .batch(16)
+    )
+    gp = read_dataset(ds, None)
+    outcome = evaluate(gp, ds.element_spec, time.perf_counter() + 40, PLENTY)
+    (entry,) = [f for f in outcome.fixes if f["rule"] == "PD106"]
+    assert entry["cache"]["stage"] >= 2, outcome.stages  # after the costly map, whatever its ops
+    assert entry["gain"] > 1.2 and entry["applied"], entry
+    assert entry["safety"] == "unsafe" and "first pass filled it" in entry["verified"]
+    assert outcome.fixed and outcome.fixed > 1.2 * outcome.baseline
+
+
+def test_what_does_not_fit_in_ram_is_measured_on_disk_and_removed_after() -> None:
+    ds = tf.data.Dataset.range(300).map(spectrum).batch(10)
+    tight = Limits(free_ram_bytes=200_000, ram_fraction=0.5, disk_dir=None)  # 100 kB of RAM
+    gp, candidate, why = prepared(ds, tight)
+    assert why is None and candidate.writes_files and not candidate.applicable
+    cache = candidate.details["cache"]
+    assert cache["kind"] == "disk" and cache["bytes"] == 300 * 256 * 4
+    assert "in RAM it passed 0.1 MB" in candidate.verified
+    folder = Path(candidate_folder(candidate))
+    assert any(folder.iterdir())
+    assert rows(rebuilt(gp, [candidate], ds.element_spec), 30) == rows(ds, 30)
+    candidate.cleanup()
+    assert not folder.exists()
+
+
+def candidate_folder(candidate) -> str:
+    return candidate.apply.__self__.folder.name
+
+
+def test_neither_ram_nor_disk_says_preprocess_offline() -> None:
+    ds = tf.data.Dataset.range(300).map(spectrum).batch(10)
+    nowhere = Limits(free_ram_bytes=200_000, ram_fraction=0.5, disk_fraction=1e-12)
+    _, candidate, why = prepared(ds, nowhere)
+    assert "does not fit in RAM" in why and "preprocess the data offline" in why
+
+
+def test_the_fill_pass_stops_at_its_deadline() -> None:
+    long = tf.data.Dataset.range(10**7).map(spectrum).batch(8)
+    gp = read_dataset(long, None)
+    candidate = cache_candidate(gp, PLENTY, {}, None)
+    started = time.perf_counter()
+    why = candidate.prepare(time.perf_counter() + 2)
+    assert time.perf_counter() - started < 6
+    assert "did not end within" in why and "size is unknown" in why
+
+
+def test_unknown_free_ram_fills_nothing() -> None:
+    ds = tf.data.Dataset.range(50).map(spectrum).batch(8)
+    _, candidate, why = prepared(ds, Limits(free_ram_bytes=None))
+    assert "free RAM is unknown" in why and not candidate.applicable
+
+
+def test_pd106_is_placed_and_sized_by_the_measurement() -> None:
+    ds = tf.data.Dataset.range(400).repeat().map(spectrum).batch(16)
+    result = diagnose(ds, time.perf_counter() + 40, free_ram_bytes=8 * 10**9)
+    (pd106,) = [f for f in result.findings if f.rule == "PD106"]
+    assert "holds 0.4 MB (400 elements) in RAM" in pd106.message
+    assert "`repeat`" in pd106.message and "same order" in pd106.message
+    assert pd106.gain and pd106.gain > 1.2
+
+
+def test_of_the_costly_positions_the_one_with_the_smallest_elements_holds_the_cache() -> None:
+    def noisy(s):
+        return s + tf.random.uniform(tf.shape(s))  # random: no position after it
+
+    def build(*maps):
+        ds = tf.data.Dataset.range(64).map(spectrum)  # 1 kB per element
+        for fn in maps:
+            ds = ds.map(fn)
+        return read_dataset(ds.map(noisy).batch(8), None)
+
+    tile = lambda s: tf.tile(s, [4])  # noqa: E731 - 4 kB per element
+    shrink = lambda s: s[:64]  # noqa: E731 - 256 B per element
+    position, _ = choose(build(tile, shrink), {0: 1e6, 1: 9000.0, 2: 8800.0, 3: 8700.0}, 8000.0)
+    assert position.index == 3  # all costly: the smallest elements
+    position, _ = choose(build(tile), {0: 1e6, 1: 9000.0, 2: 8800.0}, 8000.0)
+    assert position.index == 1  # the tile costs nothing and quadruples the cache
+    _, why = choose(build(tile), {0: 1e6, 1: 9.0e5, 2: 8.9e5}, 10.0)
+    assert "takes under 10% of the pipeline's time" in why
