@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipedoctor import diagnosis
 from pipedoctor.config import Config
-from pipedoctor.graph.doctor import BOUND, measured
+from pipedoctor.graph.doctor import BOUND, NOT_MEASURED, measured
 from pipedoctor.pipeline import Analysis
 from pipedoctor.report import Finding, Report, ranked
 from pipedoctor.rules import Selection, only, run_rules
@@ -48,13 +48,20 @@ def _without(selection: Selection, prefix: str) -> Selection:
     return replace(selection, ignore=selection.ignore + (prefix,))
 
 
-def merge(static: list[Finding], graph: list[Finding]) -> list[Finding]:
-    """Static and graph findings as one list: where both saw the same rule on the same line,
-    keep the static one (its exact column, and its message, which the check's measurements
-    already informed) with what the graph measured: the fix's gain, or a bound."""
+def merge(
+    static: list[Finding], graph: list[Finding], stages: Sequence[dict[str, Any]] = ()
+) -> list[Finding]:
+    """Static and graph findings as one list, one finding per rule and place: where both saw
+    the same rule on the same line, keep the static one (its exact column, and its message,
+    which the check's measurements already informed) with what the graph measured: the fix's
+    gain, or a bound. Where the graph reported a rule for the pipeline it measured (``stages``
+    gives that pipeline's lines), a static finding of the same rule elsewhere in those lines is
+    the same problem seen less exactly, and the graph's stands for it."""
     static_setup_rules = {f.rule for f in static if f.rule.startswith("PD2")}
     graph = [f for f in graph if f.rule not in static_setup_rules]  # the source line is better
     by_place = {(f.rule, f.path, f.line): f for f in graph}
+    spans = _line_spans(stages)
+    measured_rules = {(f.rule, f.path) for f in graph}
     merged = []
     for finding in static:
         twin = by_place.pop((finding.rule, finding.path, finding.line), None)
@@ -63,8 +70,30 @@ def merge(static: list[Finding], graph: list[Finding]) -> list[Finding]:
         elif twin is not None and BOUND in twin.message:
             bound = BOUND + twin.message.split(BOUND, 1)[1]
             finding = replace(finding, message=finding.message + bound)
+        elif twin is not None and NOT_MEASURED in twin.message:
+            finding = replace(finding, message=finding.message + _not_measured(twin.message))
+        elif twin is None and (finding.rule, finding.path) in measured_rules:
+            low, high = spans.get(finding.path, (0, -1))
+            if finding.line is not None and low <= finding.line <= high:
+                continue
         merged.append(finding)
     return merged + list(by_place.values())
+
+
+def _not_measured(message: str) -> str:
+    return NOT_MEASURED + message.split(NOT_MEASURED, 1)[1]
+
+
+def _line_spans(stages: Sequence[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    """Per file, the first and last line of the measured pipeline's stages."""
+    spans: dict[str, tuple[int, int]] = {}
+    for stage in stages:
+        path, line = stage.get("path"), stage.get("line")
+        if path is None or line is None:
+            continue
+        low, high = spans.get(path, (line, line))
+        spans[path] = (min(low, line), max(high, line))
+    return spans
 
 
 def build_report(
@@ -163,7 +192,7 @@ def check_script(
         outcome = lint_text(text, shown, selection, ("runtime", "static"), measurements)
         file_findings = outcome.findings
     graph_findings = [Finding.from_dict(f) for f in result.findings]
-    file_findings = merge(file_findings, graph_findings)
+    file_findings = merge(file_findings, graph_findings, measurements.get("stages") or ())
     ignored = config.ignored_for(shown)
     file_findings = [f for f in file_findings if not any(f.rule.startswith(c) for c in ignored)]
     report = build_report(

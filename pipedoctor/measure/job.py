@@ -38,7 +38,7 @@ def measure_job(
     started training, for findings about the training setup; ``workers`` the worker count to
     explain file sharding for (default: the workers in ``TF_CONFIG``); ``validation`` is
     ``fit``'s validation data and batch size."""
-    from pipedoctor.graph.doctor import diagnose
+    from pipedoctor.graph.doctor import diagnose, free_ram
     from pipedoctor.measure.setup import cluster, evaluation_fact, live_setup
 
     started = time.perf_counter()
@@ -56,12 +56,12 @@ def measure_job(
         progress(f"working out which files each of {sharded_over} workers reads")
         notes += sharding(dataset, sharded_over, measurements, budget.deadline)
     progress("reading the pipeline's graph: per-stage rates and what-if fixes")
-    free_mb = (measurements.get("host") or {}).get("available_ram_mb_min")
+    free_mib = (measurements.get("host") or {}).get("available_ram_mb_min")  # MiB, from psutil
     graph = diagnose(
         dataset,
         budget.deadline,
         selection=selection,
-        free_ram_bytes=int(free_mb * 1e6) if free_mb else None,
+        free_ram_bytes=int(free_mib * 2**20) if free_mib else free_ram(),
         ceiling=measurements.get("ceiling_samples_per_s"),
     )
     measurements.update(graph.measurements)
@@ -74,6 +74,7 @@ def measure_job(
     if workers and not measurements.get("workers"):  # asked for: judge the job as if on them
         setup.add("workers", where, count=workers)
     projection(measurements)
+    notes += surprises(measurements)
     setup_findings = run_rules(
         Analysis("<job>", training=setup), "runtime", only(selection, "PD2"), measurements
     )
@@ -117,17 +118,64 @@ def sharding(
 
 
 def projection(measurements: dict[str, Any]) -> None:
-    """What the devices would deliver with today's pipeline, and after the safe fixes."""
-    ceiling = measurements.get("ceiling_samples_per_s")
+    """One set of figures for every renderer: the pipeline with its fixes on the same scale as
+    the pipeline alone (its rate times the fixes' measured gain together), and what the devices
+    would deliver with today's pipeline and with the fixed one (each capped by the ceiling)."""
     pipeline = measurements.get("pipeline_samples_per_s")
-    if not ceiling or not pipeline:
-        return
-    measurements["projected_samples_per_s"] = round(min(pipeline, ceiling), 1)
     fixed, graph = (
         measurements.get("fixed_pipeline_samples_per_s"),
         measurements.get("graph_pipeline_samples_per_s"),
     )
-    if fixed and graph:  # the fixes' measured gain, applied to the pipeline as measured alone
-        measurements["projected_fixed_samples_per_s"] = round(
-            min(pipeline * fixed / graph, ceiling), 1
+    if pipeline and fixed and graph:
+        measurements["fixes_gain"] = round(fixed / graph, 2)
+        measurements["fixed_pipeline_samples_per_s"] = fixed = round(pipeline * fixed / graph, 1)
+    else:
+        fixed = measurements["fixed_pipeline_samples_per_s"] = None
+    ceiling = measurements.get("ceiling_samples_per_s")
+    if not ceiling or not pipeline:
+        return
+    measurements["projected_samples_per_s"] = round(min(pipeline, ceiling), 1)
+    if fixed:
+        measurements["projected_fixed_samples_per_s"] = round(min(fixed, ceiling), 1)
+
+
+FAST_BATCHES_PER_S = 1000
+"""Above this many batches a second, reading a pipeline from Python costs a visible share."""
+
+
+def surprises(measurements: dict[str, Any]) -> list[str]:
+    """Notes for figures that look wrong at first sight: training faster than the pipeline
+    alone, or faster than the compute ceiling, with what explains them."""
+    notes = []
+    pipeline, ceiling, training = (
+        measurements.get(f"{name}_samples_per_s") for name in ("pipeline", "ceiling", "training")
+    )
+    cached = any(s.get("op") == "cache" for s in measurements.get("stages") or [])
+    for name, rate, label in (("pipeline", pipeline, "the pipeline alone"),
+                              ("ceiling", ceiling, "the compute ceiling")):  # fmt: skip
+        if not rate or not training or training <= rate:
+            continue
+        margin = (measurements.get(f"{name}_ci") or 0) + (measurements.get("training_ci") or 0)
+        why = f"within the two measurements' 95% intervals (±{margin:.0%} together)"
+        if training > rate * (1 + margin):
+            why = "beyond their 95% intervals: the host was busier while one was timed"
+            if name == "pipeline" and cached:
+                why = (
+                    "the pipeline alone was timed first, while its `cache()` was still filling; "
+                    "training read the filled cache"
+                )
+            elif name == "pipeline" and _batches_per_s(rate, measurements) > FAST_BATCHES_PER_S:
+                why = (
+                    "the pipeline alone is read batch by batch from Python, training reads it "
+                    "inside its compiled step, and at this many batches a second that shows"
+                )
+        notes.append(
+            f"training measured faster than {label} ({training:,.0f} against {rate:,.0f} "
+            f"samples/s): {why}"
         )
+    return notes
+
+
+def _batches_per_s(rate: float, measurements: dict[str, Any]) -> float:
+    batch = measurements.get("batch_size") or 1
+    return rate / batch

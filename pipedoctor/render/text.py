@@ -153,13 +153,20 @@ def scaling_line(measurements: Mapping[str, Any]) -> str | None:
 
 
 def projection_line(measurements: Mapping[str, Any]) -> str | None:
-    """What the devices deliver with today's pipeline, and after the safe fixes."""
+    """What the devices deliver with today's pipeline, and with the fixes applied."""
     projected = number(measurements.get("projected_samples_per_s"))
     if projected is None:
         return None
     line = f"{samples(projected)} samples/s with today's pipeline"
     if (fixed := number(measurements.get("projected_fixed_samples_per_s"))) is not None:
-        line += f", {samples(fixed)} after the safe fixes"
+        line += f", {samples(fixed)} with the fixes applied"
+        details = []
+        if (gain := number(measurements.get("fixes_gain"))) is not None:
+            details.append(f"x{gain:.2f} on the pipeline, measured together")
+        pipeline = number(measurements.get("fixed_pipeline_samples_per_s"))
+        if pipeline is not None and pipeline > fixed:
+            details.append("capped by the compute ceiling")
+        line += f" ({'; '.join(details)})" if details else ""
     return line
 
 
