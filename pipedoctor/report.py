@@ -79,14 +79,16 @@ VERDICT_RULES = frozenset({"PD301"})
 """The finding that states the verdict leads a report, whatever the others measured."""
 
 
-def ranked(findings: list[Finding]) -> list[Finding]:
+def ranked(findings: list[Finding], later: frozenset[str] = frozenset()) -> list[Finding]:
     """The verdict's finding first; then the fixes with a measured gain, the largest end-to-end
-    gain first; then the rest by severity; ties by place in the code."""
+    gain first; then the rest by severity; ties by place in the code. Findings of the rules in
+    ``later`` come after every other (a saturated host ranks the fixes that only add
+    parallelism after those that remove work)."""
 
     def key(finding: Finding) -> tuple:
         gain = finding.end_to_end_gain or finding.gain
         tier = 0 if finding.rule in VERDICT_RULES else (1 if gain is not None else 2)
-        return (tier, -(gain or 1.0), -finding.severity, finding.sort_key())
+        return (finding.rule in later, tier, -(gain or 1.0), -finding.severity, finding.sort_key())
 
     return sorted(findings, key=key)
 

@@ -24,6 +24,9 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 SCOPES = ("static", "graph", "runtime")
 FIX_SAFETY = ("safe", "unsafe", "none")
+FIX_KINDS = ("parallelism", "less-work", "")
+"""What a fix does for a busy host: ``parallelism`` spreads the same work over more cores
+(nothing left to spread onto when they are saturated), ``less-work`` removes work."""
 REQUIRED_FIELDS = ("id", "name", "severity", "scope", "summary", "why", "fix")
 
 
@@ -45,6 +48,7 @@ class Rule:
     example_bad: str = ""
     example_good: str = ""
     fix_safety: str = "none"
+    fix_kind: str = ""
     verified_when: str = ""
     """For an ``unsafe`` fix: what pipedoctor checks on a pipeline before it applies the fix
     itself (in the projection and ``optimize()``)."""
@@ -88,6 +92,9 @@ def parse_rule(text: str, path: Path | None = None) -> Rule:
     safety = data.get("fix_safety", "none")
     if safety not in FIX_SAFETY:
         raise RuleFileError(f"{where}: fix_safety must be one of {FIX_SAFETY}")
+    fix_kind = data.get("fix_kind", "")
+    if fix_kind not in FIX_KINDS:
+        raise RuleFileError(f"{where}: fix_kind must be one of {FIX_KINDS[:-1]}")
     verified_when = data.get("verified_when", "").strip()
     if verified_when and safety != "unsafe":
         raise RuleFileError(f"{where}: verified_when is for unsafe fixes only")
@@ -106,6 +113,7 @@ def parse_rule(text: str, path: Path | None = None) -> Rule:
         example_bad=data.get("example_bad", "").strip("\n"),
         example_good=data.get("example_good", "").strip("\n"),
         fix_safety=safety,
+        fix_kind=fix_kind,
         verified_when=verified_when,
         references=tuple(data.get("references", ())),
         params=dict(data.get("params", {})),

@@ -121,14 +121,15 @@ def test_the_verdict_leads_then_fixes_by_measured_end_to_end_gain_then_severity(
         at("PD104", 70, Severity.INFO, gain=0.9, end_to_end=0.9),
         at("PD105", 60, Severity.WARNING),
     ]
-    report = build_report(INPUT_BOUND_JOB, [], ALL_RULES, file_findings=code)
+    calm_host = INPUT_BOUND_JOB | {"host_cpu_percent": 40.0}
+    report = build_report(calm_host, [], ALL_RULES, file_findings=code)
     order = [f.rule for f in report.findings]
     assert order[0] == "PD301"
     measured = [f for f in report.findings if (f.end_to_end_gain or f.gain) is not None]
     gains = [f.end_to_end_gain or f.gain for f in measured]
     assert gains == sorted(gains, reverse=True)
     assert order.index("PD106") < order.index("PD102") < order.index("PD104")
-    assert order.index("PD104") < order.index("PD302") < order.index("PD101")
+    assert order.index("PD104") < order.index("PD105") < order.index("PD101")
     assert order.index("PD105") < order.index("PD101")  # no gain: warning before info
 
 
@@ -142,3 +143,30 @@ def test_pd302_judges_with_the_users_pd301_thresholds() -> None:
     report = build_report(saturated, [], selection)
     assert report.verdict == diagnosis.COMPUTE_BOUND
     assert not [f for f in report.findings if f.rule in ("PD301", "PD302")]
+
+
+def test_pd302_counts_a_host_busy_half_of_the_time_as_saturated() -> None:
+    job = {**INPUT_BOUND_JOB, "host_cpu_percent": 89.6}
+    assert not findings({**job, "host": {"cpu_count": 2, "cpu_percent_p50": 85.0}}, "PD302")
+    saturated = {**job, "host": {"cpu_count": 2, "cpu_percent_p50": 100.0}}
+    (hit,) = findings(saturated, "PD302")
+    assert "90% busy on average, 100% or more half of the time" in hit.message
+
+
+def test_on_a_saturated_host_fixes_that_remove_work_rank_before_added_parallelism() -> None:
+    def at(rule: str, line: int, gain: float) -> Finding:
+        return Finding(rule, rule.lower(), Severity.WARNING, "m", path="train.py", line=line,
+                       gain=gain, end_to_end_gain=gain)  # fmt: skip
+
+    code = [at("PD102", 70, 1.9), at("PD106", 72, 1.4), at("PD101", 74, 1.3)]
+    calm = build_report(INPUT_BOUND_JOB | {"host_cpu_percent": 40.0}, [], ALL_RULES,
+                        file_findings=code)  # fmt: skip
+    assert [f.rule for f in calm.findings] == ["PD301", "PD102", "PD106", "PD101"]
+    busy = build_report(INPUT_BOUND_JOB, [], ALL_RULES, file_findings=code)
+    order = [f.rule for f in busy.findings]
+    assert order.index("PD106") < order.index("PD102") and order.index("PD106") < order.index(
+        "PD101"
+    )
+    pd102 = next(f for f in busy.findings if f.rule == "PD102")
+    assert "no idle core to use there" in pd102.message
+    assert "no idle core" not in next(f for f in busy.findings if f.rule == "PD106").message

@@ -46,15 +46,22 @@ def host_cpu_saturated(context: Context) -> Iterator[Hit]:
     judged = diagnosis.verdict(m, context.params_of("PD301"))  # the user's thresholds
     if cpu is None or judged not in (diagnosis.INPUT_BOUND, diagnosis.BALANCED):
         return
-    if cpu >= context.param("cpu_percent"):
-        cores = (m.get("host") or {}).get("cpu_count")
-        yield Hit(
-            None,
-            f"The host CPUs are {cpu:.0f}% busy during training"
-            + (f" (all {cores} cores)" if cores else "")
-            + ": more parallelism cannot help; cache decoded data, make preprocessing cheaper, "
-            "or move it off this host (tf.data service)." + _service_measured(m),
-        )
+    host = m.get("host") or {}
+    typical = host.get("cpu_percent_p50")
+    limit = context.param("cpu_percent")
+    if cpu < limit and (typical is None or typical < limit):
+        return
+    cores = host.get("cpu_count")
+    busy = f"{cpu:.0f}% busy on average"
+    if typical is not None:
+        busy += f", {typical:.0f}% or more half of the time"
+    yield Hit(
+        None,
+        f"The host CPUs are {busy} during training"
+        + (f" (all {cores} cores)" if cores else "")
+        + ": more parallelism cannot help; cache decoded data, make preprocessing cheaper, "
+        "or move it off this host (tf.data service)." + _service_measured(m),
+    )
 
 
 def _service_measured(m: dict) -> str:

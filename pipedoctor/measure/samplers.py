@@ -361,6 +361,7 @@ class HostReport:
     cpu_percent_mean: float | None = None
     per_core_percent: list[float] = field(default_factory=list)
     cpu_percent_p95: float | None = None
+    cpu_percent_p50: float | None = None
     process_rss_mb_max: float | None = None
     available_ram_mb_min: float | None = None
     samples: int = 0
@@ -388,6 +389,7 @@ def summarize_host(samples: list[HostSample], cpu_count: int | None = None) -> H
         cpu_percent_mean=_round(_mean(all_values) or 0.0),
         per_core_percent=per_core,
         cpu_percent_p95=_round(percentile(sample_means, 95)),
+        cpu_percent_p50=_round(percentile(sample_means, 50)),
         process_rss_mb_max=_round(max(s.rss_bytes for s in samples) / _MIB),
         available_ram_mb_min=_round(min(s.available_bytes for s in samples) / _MIB),
         samples=len(samples),
@@ -519,6 +521,7 @@ def to_measurements(gpu: GpuReport, host: HostReport) -> dict[str, Any]:
             "cpu_count": host.cpu_count,
             "per_core_percent": list(host.per_core_percent),
             "cpu_percent_p95": host.cpu_percent_p95,
+            "cpu_percent_p50": host.cpu_percent_p50,
             "process_rss_mb_max": host.process_rss_mb_max,
             "available_ram_mb_min": host.available_ram_mb_min,
         },
