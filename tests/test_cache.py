@@ -173,6 +173,7 @@ def test_pd106_is_placed_and_sized_by_the_measurement() -> None:
     assert "holds 0.4 MB (400 elements) in RAM" in pd106.message
     assert "`repeat`" in pd106.message and "same order" in pd106.message
     assert pd106.gain and pd106.gain > 1.2
+    assert pd106.fix == "Add `.cache()` right after this stage, and move `repeat` after it."
 
 
 def test_of_the_costly_positions_the_one_with_the_smallest_elements_holds_the_cache() -> None:

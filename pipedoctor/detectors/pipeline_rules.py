@@ -156,8 +156,11 @@ def unsharded_files(context: Context) -> Iterator[Hit]:
 
 @detector("PD106")
 def missing_cache(context: Context) -> Iterator[Hit]:
-    if context.scope == "graph" and context.measurements.get("whatif") is not None:
-        yield from measured_cache(context.measurements["whatif"])
+    if context.measurements.get("whatif") is not None:  # the graph doctor measured the cache
+        for hit in measured_cache(context.measurements["whatif"]):
+            here = hit.location is not None and hit.location.path == context.analysis.path
+            if context.scope == "graph" or here:  # a source file speaks for its own lines
+                yield hit
         return
     for pipeline in context.analysis.pipelines:
         walked = pipeline.walk()
@@ -192,13 +195,30 @@ def measured_cache(whatif: list[dict]) -> Iterator[Hit]:
             f"Up to this stage the pipeline does the same work every epoch and nothing caches "
             f"it: a `cache()` here holds {_mb(cache['bytes'])} ({cache['elements']:,} elements) "
             f"{place}, filled in a first pass of {cache['fill_seconds']:.0f} s{moves}.",
-            fix=CACHE_ON_DISK if cache["kind"] == "disk" else None,
+            fix=cache_fix(cache),
         )
 
 
-CACHE_ON_DISK = (
-    "Add `.cache(filename)` with a path on fast local disk at this stage; it does not fit in RAM."
-)
+def cache_fix(cache: dict) -> str:
+    """``Add .cache() right after this stage, and move shuffle (line 37) after it.``"""
+    what = (
+        "`.cache(filename)` with a path on fast local disk"
+        if cache["kind"] == "disk"
+        else ("`.cache()`")
+    )
+    fix = f"Add {what} right after this stage"
+    moved = [m for m in cache.get("moved", []) if not m["taken_out"]]
+    dropped = [m for m in cache.get("moved", []) if m["taken_out"]]
+    lines = {m["line"]: m for m in moved}
+    if moved:
+        ops = " and ".join(
+            f"`{m['op']}`" + (f" (line {m['line']})" if m["line"] and len(lines) > 1 else "")
+            for m in moved
+        )
+        fix += f", and move {ops} after it"
+    if dropped:
+        fix += "; list the files without shuffling them (`shuffle=False`)"
+    return fix + "."
 
 
 def _mb(size: float) -> str:

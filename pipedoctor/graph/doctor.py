@@ -87,6 +87,7 @@ def diagnose(
     selection: Selection = ALL_RULES,
     free_ram_bytes: int | None = None,
     ceiling: float | None = None,
+    pipeline_rate: float | None = None,
     sink: str = "fit",
 ) -> GraphDiagnosis:
     """Everything the graph can tell within ``deadline`` (``time.perf_counter()`` based).
@@ -124,9 +125,8 @@ def diagnose(
         result.findings = list(run_rules(analysis, "graph", selection))
         return result
     try:
-        outcome = evaluate(
-            gp, dataset.element_spec, deadline, cache_limits(selection, free_ram_bytes), ceiling
-        )
+        limits = cache_limits(selection, free_ram_bytes)
+        outcome = evaluate(gp, dataset.element_spec, deadline, limits, ceiling, pipeline_rate)
     except (tf.errors.OpError, ValueError, TypeError) as exc:
         result.notes.append(
             f"the pipeline could not be rebuilt from its graph to time stages and "

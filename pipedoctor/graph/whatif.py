@@ -59,8 +59,13 @@ def evaluate(
     deadline: float,
     limits: Limits | None = None,
     ceiling: float | None = None,
+    reference: float | None = None,
 ) -> WhatIfResult:
-    """Per-stage rates and every candidate fix, timed against the unmodified pipeline."""
+    """Per-stage rates and every candidate fix, timed against the unmodified pipeline.
+
+    Each fix's rate and end-to-end gain are on the scale of ``reference``, the pipeline alone as
+    the check measured it (the graph's own baseline without it), so that they compare with the
+    compute ``ceiling`` as the projection does."""
     result = WhatIfResult()
     batched = gp.stages[-1].batched
 
@@ -96,7 +101,7 @@ def evaluate(
             screened.append((candidate, paired))
             baselines += paired.base_rates
         result.baseline = statistics.median(baselines)
-        _together(gp, base_ds, screened, result, ceiling, batched, left)
+        _together(gp, base_ds, screened, result, (ceiling, reference), batched, left)
     finally:
         for candidate in found:
             if candidate not in result.chosen:
@@ -136,16 +141,17 @@ def _together(
     base_ds: Any,
     screened: list[tuple[Candidate, Paired]],
     result: WhatIfResult,
-    ceiling: float | None,
+    scale: tuple[float | None, float | None],
     batched: bool,
     left: Callable[[], float],
 ) -> None:
     """Each fix's entry, then the fixes that may be applied and pay off, timed together."""
+    ceiling, reference = scale
+    base = reference or result.baseline
     paying = [c for c, paired in screened if c.applicable and paired.gain >= NO_GAIN]
     chosen = without_moot(paying)
     for candidate, paired in screened:
-        rate = result.baseline * paired.gain
-        entry = _fix_entry(gp, candidate, ceiling, result.baseline, rate, paired.gain)
+        entry = _fix_entry(gp, candidate, ceiling, base, base * paired.gain, paired.gain)
         if candidate in paying and candidate not in chosen:
             entry["note"] = "not applied: a cache before it does its work once"
         result.fixes.append(entry)

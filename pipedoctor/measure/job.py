@@ -63,6 +63,7 @@ def measure_job(
         selection=selection,
         free_ram_bytes=int(free_mib * 2**20) if free_mib else free_ram(),
         ceiling=measurements.get("ceiling_samples_per_s"),
+        pipeline_rate=measurements.get("pipeline_samples_per_s"),
     )
     measurements.update(graph.measurements)
     setup, facts = live_setup(model, measured.batch_size, where)

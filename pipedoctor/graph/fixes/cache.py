@@ -388,7 +388,15 @@ class CachePlan:
             "bytes": filled.bytes,
             "fill_seconds": round(filled.seconds, 1),
             "moves": [self._statement(m, per_element) for m in self.position.moves],
+            "moved": [
+                {"op": m.op, "line": self._line(m), "taken_out": m.drop}
+                for m in self.position.moves
+            ],
         }
+
+    def _line(self, move: Move) -> int | None:
+        where = self.gp.stages[move.index].stage.location
+        return where.line if where else None
 
     def _statement(self, move: Move, per_element: float) -> str:
         stage = self.gp.stages[move.index].stage
