@@ -108,10 +108,14 @@ def scaling_sentence(measurements: dict[str, Any], found: str | None) -> str:
         )
     if found == COMPUTE_BOUND:
         headroom = pipeline / training
+        ahead = (
+            f"it has {headroom:.1f}x headroom over today's training rate"
+            if headroom >= 1
+            else "alone it measured slower than training itself; see the notes"
+        )
         return (
             f"Training runs at {share:.0%} of the compute ceiling: the model is the limit, so "
-            f"more devices can help while the pipeline keeps ahead (it has {headroom:.1f}x "
-            "headroom over today's training rate)."
+            f"more devices can help while the pipeline keeps ahead ({ahead})."
         )
     return (
         f"Training runs at {share:.0%} of the compute ceiling although the pipeline alone "

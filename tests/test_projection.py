@@ -82,3 +82,12 @@ def test_one_finding_per_rule_and_place_when_static_and_graph_lines_differ() -> 
     merged = merge([at(12), at(40)], graph, stages)
     assert [(f.line, f.message) for f in merged] == [(40, "m"), (13, "measured")]
     assert [f.line for f in merge([at(12)], [], stages)] == [12]  # the graph saw nothing: kept
+
+
+def test_a_pipeline_measured_below_training_is_not_called_headroom() -> None:
+    from pipedoctor.diagnosis import scaling_sentence
+
+    m = measured(pipeline_samples_per_s=817.0, ceiling_samples_per_s=861.0,
+                 training_samples_per_s=1133.0)  # fmt: skip
+    sentence = scaling_sentence(m, "compute-bound")
+    assert "headroom" not in sentence and "measured slower than training" in sentence
