@@ -132,6 +132,7 @@ def test_what_does_not_fit_in_ram_is_measured_on_disk_and_removed_after() -> Non
     cache = candidate.details["cache"]
     assert cache["kind"] == "disk" and cache["bytes"] == 300 * 256 * 4
     assert "in RAM it passed 0.1 MB" in candidate.verified
+    assert cache["not_in_ram"].startswith("it passed 0.1 MB (50% of free RAM) after")
     folder = Path(candidate_folder(candidate))
     assert any(folder.iterdir())
     assert rows(rebuilt(gp, [candidate], ds.element_spec), 30) == rows(ds, 30)

@@ -188,7 +188,9 @@ def measured_cache(whatif: list[dict]) -> Iterator[Hit]:
         if cache is None:
             yield Hit(where, "The pipeline decodes again on every epoch and nothing caches it.")
             continue
-        place = "on local disk" if cache["kind"] == "disk" else "in RAM"
+        place = "in RAM"
+        if cache["kind"] == "disk":
+            place = f"on local disk (in RAM {cache.get('not_in_ram', 'it does not fit')})"
         moves = "".join(f"; {move}" for move in cache["moves"])
         yield Hit(
             where,

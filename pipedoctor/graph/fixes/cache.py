@@ -377,6 +377,7 @@ class CachePlan:
             f"{_mb(free_disk)} free; in RAM {too_big}"
         )
         self._describe(candidate, "disk", on_disk)
+        candidate.details["cache"]["not_in_ram"] = too_big
         return None
 
     def _describe(self, candidate: Candidate, kind: str, filled: Fill) -> None:
