@@ -28,9 +28,12 @@ def watch() -> None:
 
 
 def optimize(dataset, *, timeout: float = 30.0):  # noqa: ANN001, ANN201 - tf types stay lazy
-    """The dataset rebuilt with every safe, measured fix (parallel map/interleave/batch,
-    AUTOTUNE, a final prefetch, a cache that fits in RAM); see ``pipedoctor_rewrites`` on the
-    result for what changed. Needs TensorFlow (``pip install 'pipedoctor[tf]'``)."""
+    """The dataset rebuilt with every measured fix that may be applied: the safe ones (parallel
+    map/interleave/batch, AUTOTUNE, a final prefetch) and the unsafe ones verified on this
+    pipeline (a cache that a first pass filled within the free-RAM share, with the moves that
+    open its place; a map moved after ``batch`` whose values were compared). See
+    ``pipedoctor_rewrites`` on the result for what changed and how each unsafe fix was
+    verified. Needs TensorFlow (``pip install 'pipedoctor[tf]'``)."""
     from pipedoctor.graph.doctor import optimize as run
 
     return run(dataset, timeout=timeout)

@@ -18,6 +18,8 @@ class GraphDiagnosis:
     findings: list[Finding] = field(default_factory=list)
     measurements: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    outcome: Any = None
+    """The what-if result behind the figures (its chosen fixes), where the what-ifs ran."""
 
 
 def measured(finding: Finding, gain: float | None, end_to_end: float | None) -> Finding:
@@ -135,6 +137,7 @@ def diagnose(
         result.findings = list(run_rules(analysis, "graph", selection))
         return result
     result.notes += outcome.notes
+    result.outcome = outcome
     result.measurements = {
         **result.measurements,
         "graph_pipeline_samples_per_s": round(outcome.baseline, 1) if outcome.baseline else None,

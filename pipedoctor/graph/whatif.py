@@ -253,6 +253,7 @@ def _place(gp: GraphPipeline, candidate: Candidate) -> dict[str, Any]:
         "path": where.path if where else None, "line": where.line if where else None,
         "safe": candidate.safety == "safe", "safety": candidate.safety,
         "verified": candidate.verified, "bound": candidate.bound, "applied": False,
+        "writes_files": candidate.writes_files,
         **candidate.details,
     }  # fmt: skip
 
