@@ -82,9 +82,16 @@ def test_input_bound_script_json_gate_and_clean_directory(tmp_path: Path) -> Non
     assert rules[0] == "PD301" and "PD102" in rules  # the verdict leads; static findings too
     pd301 = data["findings"][0]
     assert "gain" not in pd301 and pd301["headroom"] > 1  # an upper bound, not a measured gain
-    gains = [f.get("end_to_end_gain") or f.get("gain") for f in data["findings"][1:]]
-    measured = [g for g in gains if g is not None]
-    assert measured == sorted(measured, reverse=True) and gains[: len(measured)] == measured
+    # Then the measured fixes, largest end-to-end gain first; on a saturated host (PD302) the
+    # fixes that only add parallelism come after the rest.
+    later = {"PD101", "PD102", "PD103", "PD104"} if "PD302" in rules else set()
+    for group in (
+        [f for f in data["findings"][1:] if f["rule"] not in later],
+        [f for f in data["findings"][1:] if f["rule"] in later],
+    ):
+        gains = [f.get("end_to_end_gain") or f.get("gain") for f in group]
+        measured = [g for g in gains if g is not None]
+        assert measured == sorted(measured, reverse=True) and gains[: len(measured)] == measured
     assert "PD108" not in rules  # ignored by the user: neither the source nor the graph reports it
     assert next(f for f in data["findings"] if f["rule"] == "PD102")["path"] == "train.py"
     assert "gate failed: the verdict is input-bound" in done.stderr
