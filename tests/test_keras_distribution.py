@@ -174,7 +174,7 @@ def test_batch_that_does_not_divide_and_a_model_built_before_the_mesh(checked) -
     assert "all 2 of its variables live on cpu:0, not on the 4-device mesh" in pd211["message"]
     failed = [n for n in report["notes"] if n.startswith("training could not be measured")]
     assert failed and "IndivisibleError" in failed[0] and "\n" not in failed[0]
-    assert report["verdict"] is None  # no wrong all-clear
+    assert report.get("verdict") is None  # no wrong all-clear
 
 
 def test_model_parallel_layouts_and_layout_map_keys(checked) -> None:

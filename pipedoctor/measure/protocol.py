@@ -349,6 +349,10 @@ def measure_one_replica(
 
 
 PARITY_STEPS = 4
+PARITY_WEIGHT_FLOOR = 1e-5
+"""A weight whose values stay this small (root mean square), such as a bias just before
+BatchNormalization, gets no gradient to speak of: float reordering alone moves it by a large
+fraction of itself, so its difference is taken relative to this floor instead."""
 RANDOM_LAYERS = ("Dropout", "GaussianNoise", "GaussianDropout", "AlphaDropout", "SpatialDropout")
 
 
@@ -373,7 +377,7 @@ def parity(model: Any, batch: Any, measured: Measured, placement: Placement) -> 
         return {}
     deltas = [abs(a - b) / max(abs(a), abs(b), 1e-12) for a, b in zip(single, multi, strict=False)]
     weight_deltas = [
-        float(np.linalg.norm(a - b) / max(np.linalg.norm(a), np.linalg.norm(b), 1e-12))
+        float(np.linalg.norm(a - b) / max(np.linalg.norm(a), np.linalg.norm(b), _floor(a)))
         for a, b in zip(single_weights, multi_weights, strict=False)
     ]
     return {
@@ -382,6 +386,10 @@ def parity(model: Any, batch: Any, measured: Measured, placement: Placement) -> 
         "parity_max_weight_delta": round(max(weight_deltas), 6) if weight_deltas else None,
         "parity_losses": {"one_replica": single, "all_replicas": multi},
     }
+
+
+def _floor(weight: Any) -> float:
+    return PARITY_WEIGHT_FLOOR * float(weight.size) ** 0.5
 
 
 def _train_steps(twin: Any, data: Any) -> tuple[list[float], list[Any]]:
