@@ -250,3 +250,30 @@ def test_after_import_runs_once_the_module_is_imported(tmp_path, monkeypatch) ->
     after_import("late_module", lambda module: seen.append(module.VALUE))  # already imported
     assert seen == [42, 41]
     del sys.modules["late_module"]
+
+
+# --- how the mesh reads in the report ------------------------------------------------------------
+
+
+def test_distribution_and_scaling_lines_name_the_mesh() -> None:
+    from pipedoctor.render.text import distribution_line, scaling_line
+
+    mesh = {
+        "name": "ModelParallel", "devices": 8, "shape": [2, 4], "axis_names": ["data", "model"],
+        "batch_axis": "data", "replicas": 2, "platform": "gpu", "weights": 4,
+        "sharded_weights": 0, "parameter_bytes": 4096,
+    }  # fmt: skip
+    measurements = {"distribution": mesh, "per_replica_batch": 64.0, "replicas": 2}
+    assert distribution_line(measurements) == (
+        "ModelParallel over 8 gpu devices (mesh 2 x 4: data 2, model 4); batch axis `data`: "
+        "2 replicas of 64 examples; all 4 weights replicated"
+    )
+    mesh.update(sharded_weights=1, sharded_bytes=3072, per_device_bytes=1792)
+    assert distribution_line(measurements).endswith(
+        "; 1 of 4 weights sharded (75% of 4.0 KB; 1.8 KB per device)"
+    )
+    measurements.update(
+        scaling_efficiency=0.5, ceiling_1_samples_per_s=100.0, ceiling_n_samples_per_s=400.0
+    )
+    assert scaling_line(measurements) == "50% on 8 devices (ceiling: 100 on 1 device, 400 on 8)"
+    assert distribution_line({"replicas": 2}) is None  # tf.distribute: no mesh line

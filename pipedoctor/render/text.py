@@ -145,7 +145,8 @@ def distribution_line(measurements: Mapping[str, Any]) -> str | None:
         text += f"; batch axis `{mesh.get('batch_axis')}`: {_plural(replicas, 'replica')}"
         if per_replica is not None:
             text += f" of {per_replica:,g} examples"
-    weights, sharded = whole(mesh.get("weights")), whole(mesh.get("sharded_weights"))
+    weights = whole(mesh.get("weights"))
+    sharded = whole(mesh.get("sharded_weights"), minimum=0)
     total = number(mesh.get("parameter_bytes"))
     if weights is not None and sharded is not None:
         if not sharded:
