@@ -25,17 +25,23 @@ def _distribution_name(setup: TrainingSetup) -> str:
 def set_distribution_after_build(context: Context) -> Iterator[Hit]:
     setup = context.analysis.training
     distribution = keras_distribution(setup)
+    # what the live check saw of the variables, for a fact the source gave
+    live = {seen.get("what"): seen for seen in context.measurements.get("off_mesh") or []}
+    checked = "distribution" in context.measurements  # a live job showed where variables are
     for fact in setup.of("built_before_distribution"):
         what = "model" if fact.get("what") == "model" else "optimizer"
-        held = fact.get("held_on")
-        if held:  # seen live: the variables and where they are
-            count, total = fact.get("count"), fact.get("total")
+        if checked and what not in live:
+            continue  # the source's order, but the job's variables are on the mesh
+        seen = {**live.get(what, {}), **fact.data}
+        held = seen.get("held_on")
+        if held:
+            count, total = seen.get("count"), seen.get("total")
             which = f"all {total}" if count == total else f"{count} of the {total}"
             where = (
                 f"{which} of its variables live on {', '.join(held)}, not on the "
-                f"{fact.get('mesh_devices')}-device mesh"
+                f"{seen.get('mesh_devices')}-device mesh"
             )
-        else:  # seen in the source: the order of the calls
+        else:  # the source alone: the order of the calls
             line = fact.location.line if fact.location else None
             where = f"it is built{f' on line {line}' if line else ''}, before the distribution"
         yield Hit(

@@ -137,10 +137,12 @@ def keras_setup(
         outside = off_mesh(variables, mesh_devices)
         if outside:
             held = sorted({str(d) for v in outside for d in _devices(v.value)})
-            setup.add(
-                "built_before_distribution", where, what=what, count=len(outside),
-                total=len(variables), held_on=held, mesh_devices=len(mesh_devices),
-            )  # fmt: skip
+            seen = {
+                "what": what, "count": len(outside), "total": len(variables), "held_on": held,
+                "mesh_devices": len(mesh_devices),
+            }  # fmt: skip
+            setup.add("built_before_distribution", where, **seen)
+            measurements.setdefault("off_mesh", []).append(seen)
     layout_map = getattr(distribution, "_layout_map", None)
     if layout_map is not None:
         paths = [v.path for v in model.weights]
