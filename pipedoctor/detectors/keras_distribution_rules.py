@@ -107,9 +107,9 @@ def layout_map_misses(context: Context) -> Iterator[Hit]:
     axes = ", ".join(f"`{a}`" for a in meshes[0].get("model_axes"))
     yield Hit(
         meshes[0].location,
-        f"Under ModelParallel the largest weights stay whole on every device: {listed} of "
-        f"{diagnosis.size(total)} of parameters. No `LayoutMap` key shards them over {axes}, "
-        "so each device holds them as under DataParallel.",
+        f"Under ModelParallel the largest weights stay whole on every device: {listed}, as "
+        f"shares of the {diagnosis.size(total)} of parameters. No `LayoutMap` key shards them "
+        f"over {axes}, so each device holds them as under DataParallel.",
     )
 
 

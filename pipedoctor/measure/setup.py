@@ -131,7 +131,7 @@ def live_setup(
     distribution = keras.distribution.distribution() if hasattr(keras, "distribution") else None
     if distribution is not None:
         measurements["keras_distribution"] = type(distribution).__name__
-    if isinstance(placement, KerasPlacement) and placement.distribution is not None:
+    if isinstance(placement, KerasPlacement) and placement.spmd:  # a JAX mesh
         keras_setup(model, placement, setup, measurements, where, sites or {})
     policy = keras.config.dtype_policy().name if hasattr(keras, "config") else "float32"
     measurements["mixed_precision"] = policy
