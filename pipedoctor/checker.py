@@ -108,6 +108,10 @@ def build_report(
     found = diagnosis.verdict(measurements, selection.params.get("PD301"))
     measurements = dict(measurements)
     measurements["scaling"] = diagnosis.scaling_sentence(measurements, found)
+    if isinstance(memory := measurements.get("memory"), dict):
+        measurements["parallelism"] = diagnosis.parallelism_sentence(
+            memory, selection.params.get("PD213")
+        )
     job = list(
         run_rules(Analysis("<job>"), "runtime", only(selection, MEASURED_RULES), measurements)
     )

@@ -123,3 +123,81 @@ def scaling_sentence(measurements: dict[str, Any], found: str | None) -> str:
         "they compete for the same host, so more devices will not help until the input work "
         "is made cheaper (cache, lighter preprocessing) or moved off this host."
     )
+
+
+def size(count: float) -> str:
+    """Bytes as a person reads them: ``980 B``, ``11 KB``, ``612.5 MB``, ``79.6 GB`` (binary
+    units, as NVML and the rest of the report count them)."""
+    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
+        if count >= scale:
+            value = count / scale
+            return f"{value:,.1f} {unit}" if value < 100 else f"{value:,.0f} {unit}"
+    return f"{count:,.0f} B"
+
+
+def parallelism(memory: dict[str, Any], params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Data or model parallel, decided from what one training step holds on one device against
+    that device's memory. The step's total is the compiler's figure where the backend reports
+    it (XLA knows which buffers are reused and which gradients are never held at once);
+    otherwise parameters + gradients + optimizer state. ``fits`` is ``None`` without the
+    device's memory."""
+    from pipedoctor.rules import load_catalog
+
+    fraction = {**load_catalog()["PD213"].params, **(params or {})}["memory_fraction"]
+    weights = memory.get("parameter_bytes")
+    need = memory.get("step_total_bytes") or (
+        (weights or 0) + (memory.get("gradient_bytes") or 0) + (memory.get("optimizer_bytes") or 0)
+    )
+    device = memory.get("device_bytes")
+    fits = None if not weights or not device else need <= fraction * device
+    return {"fits": fits, "need_bytes": need, "fraction": fraction}
+
+
+def parallelism_sentence(memory: dict[str, Any], params: dict[str, Any] | None = None) -> str:
+    """``Fits on one device: data parallel is the right choice (...)`` or ``Does not fit on one
+    device: shard it with ModelParallel; these weights are the largest: ...``, with the figures
+    either way; empty when the device's memory is unknown."""
+    decision = parallelism(memory, params)
+    if decision["fits"] is None:
+        return ""
+    parts = [
+        f"parameters {size(memory['parameter_bytes'])}",
+        f"gradients {size(memory.get('gradient_bytes') or 0)}",
+    ]
+    state = memory.get("optimizer_bytes")
+    parts.append(f"optimizer state {size(state) if state is not None else 'not measured'}")
+    temp = memory.get("step_temp_bytes")
+    parts.append(
+        f"activations and workspace {size(temp)}" if temp is not None else "activations unknown"
+    )
+    batch = memory.get("per_replica_batch")
+    step = "one training step" + (f" at a per-replica batch of {batch}" if batch else "")
+    if memory.get("step_total_bytes"):
+        step += f" needs {size(decision['need_bytes'])} as XLA compiles it"
+        if temp is not None and temp < (memory.get("gradient_bytes") or 0):
+            step += " (the update consumes the gradients as they are made)"
+    else:
+        step += f" needs at least {size(decision['need_bytes'])}"
+    device = f"one device's {size(memory['device_bytes'])} of {memory.get('device_source')}"
+    step = step[0].upper() + step[1:]
+    if decision["fits"]:
+        share = decision["need_bytes"] / memory["device_bytes"]
+        used = f"{share:.1%}" if share >= 0.001 else "under 0.1%"
+        return (
+            f"Fits on one device: data parallel is the right choice. {step}: "
+            f"{', '.join(parts)}; that is {used} of {device}."
+        )
+    return (
+        "Does not fit on one device: shard it with ModelParallel; these weights are the "
+        f"largest: {largest_weights(memory)}. {step}: {', '.join(parts)}; that is "
+        f"over {decision['fraction']:.0%} of {device}."
+    )
+
+
+def largest_weights(memory: dict[str, Any], count: int = 3) -> str:
+    """```embedding/embeddings` (1.2 GB, 41%)``, for the weights worth sharding first."""
+    total = memory.get("parameter_bytes") or 1
+    return ", ".join(
+        f"`{w['path']}` ({size(w['bytes'])}, {w['bytes'] / total:.0%})"
+        for w in (memory.get("largest") or [])[:count]
+    )

@@ -21,6 +21,7 @@ import sys
 import time
 import traceback
 from contextlib import contextmanager
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -81,14 +82,24 @@ class Capture:
         self.done = False
         self.last_model: Any = None
         self.where: Any = None
+        self.distribution_sites: dict[int, Any] = {}
+        """Where each Keras distribution was set, by the distribution's id."""
+        self.key_sites: dict[tuple[int, str], Any] = {}
+        """Where each ``LayoutMap`` key was written, by the map's id and the key."""
 
     def install(self) -> None:
+        """Hook Keras and TensorFlow once the script has imported them: never before, so the
+        script still picks its Keras backend and device count itself."""
+        from pipedoctor.capture.imports import after_import
+
+        after_import("keras", lambda _: self.install_keras())
+        after_import("tensorflow", lambda _: self.install_tensorflow())
+
+    def install_keras(self) -> None:
         import keras
-        import tensorflow as tf
 
         from pipedoctor.capture import sites
 
-        sites.install()
         capture = self
         original_fit = keras.Model.fit
 
@@ -113,6 +124,40 @@ class Capture:
             capture.last_model = model
 
         keras.Model.__init__ = init
+        if hasattr(keras, "distribution"):
+            self.install_distribution(keras.distribution)
+
+    def install_distribution(self, api: Any) -> None:
+        """Record where the script sets its distribution and each ``LayoutMap`` key, so that
+        findings about them point at those lines."""
+        from pipedoctor.capture import sites
+
+        capture = self
+        original_set = api.set_distribution
+
+        def set_distribution(value: Any) -> None:
+            capture.distribution_sites[id(value)] = sites.user_site()
+            original_set(value)
+
+        set_distribution.__wrapped__ = original_set  # type: ignore[attr-defined]
+        api.set_distribution = set_distribution
+
+        layout_map = api.LayoutMap
+        original_setitem = layout_map.__setitem__
+
+        def setitem(mapping: Any, key: Any, layout: Any) -> None:
+            original_setitem(mapping, key, layout)
+            capture.key_sites[(id(mapping), key)] = sites.user_site()
+
+        layout_map.__setitem__ = setitem
+
+    def install_tensorflow(self) -> None:
+        import tensorflow as tf
+
+        from pipedoctor.capture import sites
+
+        sites.install()
+        capture = self
 
         strategy_cls = tf.distribute.Strategy
         original_distribute = strategy_cls.experimental_distribute_dataset
@@ -184,6 +229,7 @@ class Capture:
                 workers=self.workers,
                 validation=self.validation,
                 selection=self.selection,
+                sites=self.sites(),
             )
         except MeasureError as exc:
             raise_error(self.events, str(exc))
@@ -197,6 +243,24 @@ class Capture:
             findings=[f.to_dict() for f in job.findings],
             capture=capture_info,
         )
+
+    def sites(self) -> dict[str, Any]:
+        """Where the active Keras distribution and its ``LayoutMap`` keys were set."""
+        import keras
+
+        api = getattr(keras, "distribution", None)
+        active = api.distribution() if api is not None else None
+        if active is None:
+            return {}
+        layout_map = getattr(active, "_layout_map", None)
+        return {
+            "distribution": self.distribution_sites.get(id(active)),
+            "keys": {
+                key: site
+                for (owner, key), site in self.key_sites.items()
+                if layout_map is not None and owner == id(layout_map)
+            },
+        }
 
 
 def selection_from_json(text: str) -> Any:
@@ -229,17 +293,18 @@ def main(argv: list[str] | None = None) -> int:
     events = Events(options.events)
     script = Path(options.script).resolve()
     with quiet_tensorflow():
-        try:
-            capture = Capture(
-                events, options.deadline, options.run_after, options.workers, options.selection
-            )
-            capture.install()
-        except ImportError as exc:
+        missing = [name for name in ("tensorflow", "keras") if find_spec(name) is None]
+        if missing:
             raise_error(
                 events,
-                f"TensorFlow and Keras are needed to check ({exc}): pip install 'pipedoctor[tf]'",
+                f"TensorFlow and Keras are needed to check (no module named {missing[0]!r}): "
+                "pip install 'pipedoctor[tf]'",
             )
             return 2
+        capture = Capture(
+            events, options.deadline, options.run_after, options.workers, options.selection
+        )
+        capture.install()
         events.send("started", pid=os.getpid())
         sys.argv = [str(script), *options.args]
         sys.path.insert(0, str(script.parent))

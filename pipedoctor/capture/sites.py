@@ -28,7 +28,7 @@ READERS = ("TFRecordDatasetV2", "TextLineDatasetV2", "FixedLengthRecordDatasetV2
 
 def _library_roots() -> tuple[str, ...]:
     roots = [str(Path(__file__).resolve().parent.parent) + os.sep]
-    for name in ("tensorflow", "keras", "tf_keras", "tensorflow_datasets", "absl"):
+    for name in ("tensorflow", "keras", "tf_keras", "tensorflow_datasets", "absl", "jax", "jaxlib"):
         module = sys.modules.get(name)
         for path in getattr(module, "__path__", []) or []:
             roots.append(str(Path(path).resolve()) + os.sep)

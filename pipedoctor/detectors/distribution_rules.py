@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from pipedoctor.pipeline import Fact, TrainingSetup
-from pipedoctor.rules import Context, Hit, detector
+from pipedoctor.rules import Context, Hit, detector, load_catalog
 
 
 def multi_replica(setup: TrainingSetup) -> list[Fact]:
@@ -19,6 +19,45 @@ def multi_replica(setup: TrainingSetup) -> list[Fact]:
 def strategy_name(setup: TrainingSetup) -> str:
     strategies = multi_replica(setup) or setup.of("strategy")
     return strategies[0].get("name", "a strategy") if strategies else "a strategy"
+
+
+def keras_distribution(setup: TrainingSetup) -> Fact | None:
+    """The Keras distribution (``DataParallel``, ``ModelParallel``) the job runs under."""
+    found = setup.of("distribution")
+    return found[0] if found else None
+
+
+KERAS_REPLICAS = (
+    "the number of devices on the mesh's batch axis (under DataParallel, "
+    "`len(keras.distribution.list_devices())`)"
+)
+"""What a Keras distribution script scales by, where a tf.distribute one uses
+``strategy.num_replicas_in_sync``."""
+
+
+def scaling_context(context: Context) -> tuple[str, bool] | None:
+    """The multi-replica setup a constant batch or learning rate is judged under, and whether
+    it is a Keras distribution: a strategy the source shows, a Keras distribution in the
+    source, or the live job's (a check judges the script's constants against the mesh it
+    really trains on)."""
+    setup = context.analysis.training
+    if multi_replica(setup):
+        return strategy_name(setup), False
+    distribution = keras_distribution(setup)
+    live = context.measurements.get("distribution") or {}
+    if distribution is None and live.get("api") == "keras":
+        distribution = Fact("distribution", None, live)
+    if distribution is not None and (distribution.get("replicas") or 2) > 1:
+        return str(distribution.get("name", "a Keras distribution")), True
+    return None
+
+
+def _scaled_fix(rule_id: str, keras: bool) -> str | None:
+    """The rule's fix with the Keras distribution's replica count, or ``None`` (the rule's)."""
+    if not keras:
+        return None
+    fix = load_catalog()[rule_id].short_fix
+    return fix.replace("`strategy.num_replicas_in_sync`", KERAS_REPLICAS)
 
 
 def per_replica_batch(setup: TrainingSetup) -> tuple[float, str] | None:
@@ -43,22 +82,26 @@ def per_replica_batch(setup: TrainingSetup) -> tuple[float, str] | None:
 @detector("PD202")
 def batch_not_scaled(context: Context) -> Iterator[Hit]:
     setup = context.analysis.training
-    if not multi_replica(setup):
+    found = scaling_context(context)
+    if found is None:
         return
+    under, keras = found
     for fact in setup.of("batch"):
         if fact.get("value") and not fact.get("replicas") and not fact.get("live"):
             yield Hit(
                 fact.location,
                 f"Global batch {fact.get('value')} is a constant under "
-                f"{strategy_name(setup)}: each replica gets {fact.get('value')}/N, so adding "
+                f"{under}: each replica gets {fact.get('value')}/N, so adding "
                 "devices shrinks every device's batch instead of growing the global one.",
+                fix=_scaled_fix("PD202", keras),
             )
 
 
 @detector("PD203")
 def lr_not_scaled(context: Context) -> Iterator[Hit]:
     setup = context.analysis.training
-    if not multi_replica(setup):
+    found = scaling_context(context)
+    if found is None:
         return
     for fact in setup.of("optimizer"):
         if fact.get("lr") in ("constant", "default") and not fact.get("warmup"):
@@ -69,6 +112,7 @@ def lr_not_scaled(context: Context) -> Iterator[Hit]:
                 f"`{fact.get('name')}` uses {rate}, not scaled with the replica count, and no "
                 "warm-up: when the global batch is scaled with the devices, the step size "
                 "stays the same.",
+                fix=_scaled_fix("PD203", found[1]),
             )
 
 
@@ -137,8 +181,8 @@ def non_chief_writes(context: Context) -> Iterator[Hit]:
 @detector("PD208")
 def distributed_eval_uneven(context: Context) -> Iterator[Hit]:
     setup = context.analysis.training
-    if not multi_replica(setup):
-        return
+    if not multi_replica(setup) or keras_distribution(setup) is not None:
+        return  # under SPMD metrics are global: a last batch either splits (PD201) or fails
     counts = setup.of("replicas")
     replicas = counts[0].get("count") if counts else None
     for fact in setup.of("evaluation"):
@@ -201,14 +245,53 @@ def autoshard_data(context: Context) -> Iterator[Hit]:
 
 @detector("PD201")
 def batch_not_divisible(context: Context) -> Iterator[Hit]:
-    for fact in context.analysis.training.of("global_batch"):
+    setup = context.analysis.training
+    distribution = keras_distribution(setup)
+    for fact in setup.of("global_batch"):
         batch, replicas = fact.get("value"), fact.get("replicas")
-        if batch and replicas and replicas > 1 and batch % replicas:
+        if not (batch and replicas and replicas > 1 and batch % replicas):
+            continue
+        if distribution is not None:
+            yield Hit(
+                fact.location,
+                f"Global batch {batch} does not divide over the {replicas} devices of the "
+                f"mesh's batch axis `{distribution.get('batch_axis')}`: "
+                f"{distribution.get('name')} cannot split it, and the first training step "
+                "fails (JAX's IndivisibleError).",
+                fix=_scaled_fix("PD201", True),
+            )
+        else:
             yield Hit(
                 fact.location,
                 f"Global batch {batch} does not divide across {replicas} replicas: shards are "
                 f"uneven ({batch // replicas + 1} and {batch // replicas}), and under "
                 "MirroredStrategy a step can fail mid-epoch.",
+            )
+        return
+    if distribution is not None:
+        yield from _last_batches(setup, distribution)
+
+
+def _last_batches(setup: TrainingSetup, distribution: Fact) -> Iterator[Hit]:
+    """Under the Keras distribution every batch is split over the batch axis, the last,
+    partial one of an epoch too: when it does not divide, the epoch fails at its end."""
+    replicas = distribution.get("replicas") or 1
+    for kind, when in (("last_batch", "the end of the first epoch"), ("evaluation", "")):
+        for fact in setup.of(kind):
+            examples, batch = fact.get("examples"), fact.get("global_batch")
+            rest = examples % batch if examples and batch else 0
+            if not rest or fact.get("drop_remainder") or rest % replicas == 0:
+                continue
+            data = "training data" if kind == "last_batch" else "validation set"
+            when = when or "the first validation, at the end of the first epoch"
+            yield Hit(
+                fact.location,
+                f"The {data} has {examples:,} examples: in batches of {batch} the last holds "
+                f"{rest}, which does not divide over the {replicas} devices of the batch axis "
+                f"`{distribution.get('batch_axis')}`, so {distribution.get('name')} fails at "
+                f"{when} (JAX's IndivisibleError).",
+                fix="Batch with `drop_remainder=True`, or make the number of examples a "
+                f"multiple of the batch (or the last batch a multiple of {replicas}).",
             )
 
 

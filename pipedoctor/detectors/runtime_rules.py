@@ -132,10 +132,11 @@ def poor_scaling(context: Context) -> Iterator[Hit]:
     efficiency = m.get("scaling_efficiency")
     if efficiency is None or efficiency >= context.param("min_efficiency"):
         return
-    replicas = m.get("replicas")
+    devices = (m.get("distribution") or {}).get("devices") or m.get("replicas")
+    unit = "replicas" if devices == m.get("replicas") else "devices"
     yield Hit(
         None,
-        f"Scaling efficiency is {efficiency:.0%} on {replicas} replicas: the compute ceiling is "
+        f"Scaling efficiency is {efficiency:.0%} on {devices} {unit}: the compute ceiling is "
         f"{m.get('ceiling_n_samples_per_s'):,.0f} samples/s on all of them against "
         f"{m.get('ceiling_1_samples_per_s'):,.0f} on one (with its share of the batch); "
         "synchronisation eats the rest. A larger per-replica batch or fewer, busier devices help.",

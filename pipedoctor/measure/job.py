@@ -33,13 +33,16 @@ def measure_job(
     where: Location | None = None,
     workers: int | None = None,
     validation: tuple[Any, Any] = (None, None),
+    sites: dict[str, Any] | None = None,
 ) -> JobResult:
     """Raises ``MeasureError`` when nothing could be measured. ``where`` is the line that
     started training, for findings about the training setup; ``workers`` the worker count to
     explain file sharding for (default: the workers in ``TF_CONFIG``); ``validation`` is
-    ``fit``'s validation data and batch size."""
+    ``fit``'s validation data and batch size; ``sites`` where the script set its Keras
+    distribution and ``LayoutMap`` keys."""
     from pipedoctor.graph.doctor import diagnose, free_ram
-    from pipedoctor.measure.setup import cluster, evaluation_fact, live_setup
+    from pipedoctor.measure.memory import memory_measurements
+    from pipedoctor.measure.setup import cluster, evaluation_fact, last_batch_fact, live_setup
 
     started = time.perf_counter()
     budget = Budget(started + seconds)
@@ -55,9 +58,23 @@ def measure_job(
     if sharded_over and sharded_over > 1:  # cheap: before the graph doctor takes what is left
         progress(f"working out which files each of {sharded_over} workers reads")
         notes += sharding(dataset, sharded_over, measurements, budget.deadline)
+    setup, facts = live_setup(model, measured.batch_size, where, sites=sites)
+    measurements.update(facts)
+    if (evaluation := evaluation_fact(*validation)) is not None:
+        setup.add("evaluation", where, **evaluation)
+    if setup.has("built_before_distribution"):
+        notes.append(
+            "the figures are those of a copy built under the distribution: the script built "
+            "its model or optimizer before setting it (PD211)"
+        )
+    if "distribution" in facts and (last := last_batch_fact(dataset)) is not None:
+        setup.add("last_batch", where, **last)
+    if model is not None and "memory" in measurements:
+        measurements["memory"] = memory_measurements(model, measurements)
+        setup.add("memory", where, **measurements["memory"])
     progress("reading the pipeline's graph: per-stage rates and what-if fixes")
     free_mib = (measurements.get("host") or {}).get("available_ram_mb_min")  # MiB, from psutil
-    graph = diagnose(
+    graph = diagnose(  # last: it takes what is left of the budget
         dataset,
         budget.deadline,
         selection=selection,
@@ -66,10 +83,6 @@ def measure_job(
         pipeline_rate=measurements.get("pipeline_samples_per_s"),
     )
     measurements.update(graph.measurements)
-    setup, facts = live_setup(model, measured.batch_size, where)
-    measurements.update(facts)
-    if (evaluation := evaluation_fact(*validation)) is not None:
-        setup.add("evaluation", where, **evaluation)
     if graph.measurements.get("input_files"):
         setup.add("input_files", where, count=graph.measurements["input_files"])
     if workers and not measurements.get("workers"):  # asked for: judge the job as if on them

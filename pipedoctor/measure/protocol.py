@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipedoctor.measure.memory import step_figures
+from pipedoctor.measure.placement import Placement, Scope, placement_of
 from pipedoctor.measure.rates import Rate, RateMeter
 
 Progress = Callable[[str], None]
@@ -58,8 +60,11 @@ class Measured:
     training: Rate | None = None
     replicas: int = 1
     strategy: str = "default"
+    devices: int = 1
+    """Devices the job trains on: the replicas, or a model-parallel mesh's size."""
     ceiling_1: Rate | None = None
-    """The compute ceiling of one replica alone (multi-replica jobs only)."""
+    """The compute ceiling of one device alone, with its share of the batch (multi-device jobs
+    only)."""
     element_bytes: int | None = None
     cardinality: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -81,7 +86,7 @@ class Measured:
         if step_ms:
             data["step_ms"] = step_ms
         if self.ceiling_1 is not None and self.ceiling is not None:
-            n = self.replicas
+            n = self.devices
             data["ceiling_1_samples_per_s"] = round(self.ceiling_1.samples_per_s, 1)
             data["ceiling_n_samples_per_s"] = round(self.ceiling.samples_per_s, 1)
             data["scaling_efficiency"] = round(
@@ -169,20 +174,20 @@ def measure_pipeline(
     return meter.rate()
 
 
-def copy_model(model: Any, strategy: Any = None) -> Any:
+def copy_model(model: Any, scope: Scope | None = None) -> Any:
     """A fresh copy with the same architecture, weights and compile settings, built under the
-    model's own distribution strategy (or ``strategy``). The original is only read."""
+    model's own distribution (or inside ``scope``). The original is only read."""
     import keras
 
     if not getattr(model, "compiled", False):
         raise MeasureError("the model is not compiled: compile it before `fit` or `check`")
-    strategy = strategy or model.distribute_strategy
+    scope = scope or placement_of(model).scope
     try:
         # Read everything under the model's own strategy, before entering the copy's.
         weights = model.get_weights()
         compile_config = model.get_compile_config()
         architecture = keras.saving.serialize_keras_object(model)
-        with strategy.scope():
+        with scope():
             twin = keras.saving.deserialize_keras_object(architecture, safe_mode=False)
             if model.built and not twin.built:
                 twin.build(model.input_shape if hasattr(model, "input_shape") else None)
@@ -278,22 +283,25 @@ def run_protocol(
         return measured
     measured.pipeline = measure_pipeline(data, budget.phase_deadline("pipeline"), budget.deadline)
 
-    strategy = model.distribute_strategy
-    measured.replicas = int(strategy.num_replicas_in_sync)
-    measured.strategy = type(strategy).__name__.replace("_DefaultDistributionStrategy", "default")
-    twin = copy_model(model)
+    placement = placement_of(model)
+    measured.replicas, measured.devices = placement.replicas, placement.devices
+    measured.strategy = placement.name
+    twin = copy_model(model, placement.scope)
     progress("measuring the compute ceiling (synthetic batches, no input cost)")
     synthetic = tf.data.Dataset.from_tensors(first).repeat()
     try:
         measured.ceiling = measure_fit(
             twin, synthetic, budget.phase_deadline("ceiling"), measured.batch_size, budget.deadline
         )
-        if measured.replicas > 1 and measured.ceiling is not None:
-            progress(f"measuring the compute ceiling on one of the {measured.replicas} replicas")
-            measured.ceiling_1 = measure_one_replica(model, first, measured, budget)
-        if measured.replicas > 1:
-            progress("training one replica and all replicas on the same batches (parity)")
-            measured.extra.update(parity(model, first, measured))
+        if placement.api == "keras" and measured.devices == 1:
+            measured.extra["memory"] = step_figures(twin, first, measured.batch_size)
+        if measured.devices > 1 and measured.ceiling is not None:
+            progress(f"measuring the compute ceiling on one of the {_devices(measured)}")
+            measured.ceiling_1 = measure_one_replica(model, first, measured, budget, placement)
+        if measured.devices > 1:
+            unit = _unit(measured)
+            progress(f"training one {unit} and all {unit}s on the same batches (parity)")
+            measured.extra.update(parity(model, first, measured, placement))
         progress("measuring real training steps")
         with sampling() if sampling is not None else nullcontext():
             measured.training = measure_fit(
@@ -304,32 +312,54 @@ def run_protocol(
     return measured
 
 
-def measure_one_replica(model: Any, batch: Any, measured: Measured, budget: Budget) -> Rate | None:
-    """The ceiling of one device with a per-replica batch: the base of scaling efficiency."""
+def _unit(measured: Measured) -> str:
+    """What the job's devices are called: replicas, or devices of a mesh that splits the model."""
+    return "replica" if measured.devices == measured.replicas else "device"
+
+
+def _devices(measured: Measured) -> str:
+    """``2 replicas``, or ``4 devices``."""
+    return f"{measured.devices} {_unit(measured)}s"
+
+
+def measure_one_replica(
+    model: Any, batch: Any, measured: Measured, budget: Budget, placement: Placement
+) -> Rate | None:
+    """The ceiling of one device with its share of the batch: the base of scaling efficiency.
+    Under the Keras distribution, the same copy also gives the step's memory figures at the
+    per-replica batch."""
     import tensorflow as tf
 
-    per_replica = max(1, measured.batch_size // measured.replicas)
-    device = model.distribute_strategy.extended.worker_devices[0]
+    per_device = max(1, measured.batch_size // measured.devices)
     deadline = budget.phase_deadline("ceiling")
     try:
-        with outside_strategy_scope():
-            single = copy_model(model, tf.distribute.OneDeviceStrategy(device))
-            piece = tf.nest.map_structure(lambda t: t[:per_replica], batch)
+        with placement.one_device() as scope:
+            single = copy_model(model, scope)
+            piece = tf.nest.map_structure(lambda t: t[:per_device], batch)
             synthetic = tf.data.Dataset.from_tensors(piece).repeat()
-            return measure_fit(single, synthetic, deadline, per_replica)
+            rate = measure_fit(single, synthetic, deadline, per_device)
+            if placement.api == "keras":
+                per_replica = max(1, measured.batch_size // measured.replicas)
+                replica = tf.nest.map_structure(lambda t: t[:per_replica], batch)
+                measured.extra["memory"] = step_figures(single, replica, per_replica)
+            return rate
     except MeasureError as exc:
-        measured.notes.append(f"the one-replica ceiling could not be measured: {exc}")
+        measured.notes.append(f"the one-{_unit(measured)} ceiling could not be measured: {exc}")
         return None
 
 
 PARITY_STEPS = 4
+PARITY_WEIGHT_FLOOR = 1e-5
+"""A weight whose values stay this small (root mean square), such as a bias just before
+BatchNormalization, gets no gradient to speak of: float reordering alone moves it by a large
+fraction of itself, so its difference is taken relative to this floor instead."""
 RANDOM_LAYERS = ("Dropout", "GaussianNoise", "GaussianDropout", "AlphaDropout", "SpatialDropout")
 
 
-def parity(model: Any, batch: Any, measured: Measured) -> dict[str, Any]:
+def parity(model: Any, batch: Any, measured: Measured, placement: Placement) -> dict[str, Any]:
     """Train two copies from the same weights on the same few batches, one on a single device
-    and one under the job's strategy, and compare their losses step by step and their weights
-    at the end (each as the largest relative difference)."""
+    and one under the job's distribution, and compare their losses step by step and their
+    weights at the end (each as the largest relative difference)."""
     import numpy as np
     import tensorflow as tf
 
@@ -337,19 +367,17 @@ def parity(model: Any, batch: Any, measured: Measured) -> dict[str, Any]:
     if any(name.startswith(RANDOM_LAYERS) for name in layers):
         measured.notes.append("parity check skipped: the model draws random numbers (dropout)")
         return {}
-    device = model.distribute_strategy.extended.worker_devices[0]
     data = tf.data.Dataset.from_tensors(batch).repeat(PARITY_STEPS)
     try:
-        multi, multi_weights = _train_steps(copy_model(model), data)
-        with outside_strategy_scope():
-            one_device = copy_model(model, tf.distribute.OneDeviceStrategy(device))
-            single, single_weights = _train_steps(one_device, data)
+        multi, multi_weights = _train_steps(copy_model(model, placement.scope), data)
+        with placement.one_device() as scope:
+            single, single_weights = _train_steps(copy_model(model, scope), data)
     except (MeasureError, ValueError, RuntimeError) as exc:
         measured.notes.append(f"parity check could not run: {brief(exc)}")
         return {}
     deltas = [abs(a - b) / max(abs(a), abs(b), 1e-12) for a, b in zip(single, multi, strict=False)]
     weight_deltas = [
-        float(np.linalg.norm(a - b) / max(np.linalg.norm(a), np.linalg.norm(b), 1e-12))
+        float(np.linalg.norm(a - b) / max(np.linalg.norm(a), np.linalg.norm(b), _floor(a)))
         for a, b in zip(single_weights, multi_weights, strict=False)
     ]
     return {
@@ -358,6 +386,10 @@ def parity(model: Any, batch: Any, measured: Measured) -> dict[str, Any]:
         "parity_max_weight_delta": round(max(weight_deltas), 6) if weight_deltas else None,
         "parity_losses": {"one_replica": single, "all_replicas": multi},
     }
+
+
+def _floor(weight: Any) -> float:
+    return PARITY_WEIGHT_FLOOR * float(weight.size) ** 0.5
 
 
 def _train_steps(twin: Any, data: Any) -> tuple[list[float], list[Any]]:
@@ -374,22 +406,3 @@ def _train_steps(twin: Any, data: Any) -> tuple[list[float], list[Any]]:
     twin.fit(data, epochs=1, verbose=0, shuffle=False, callbacks=[Record()])
     weights = [np.asarray(keras.ops.convert_to_numpy(w)) for w in twin.trainable_weights]
     return [round(v, 8) for v in losses], weights
-
-
-@contextmanager
-def outside_strategy_scope() -> Iterator[None]:
-    """Leave the strategy scopes the script is inside for a moment (a script may call ``fit``
-    inside ``strategy.scope()``, where no other strategy may be entered). TensorFlow keeps the
-    stack on the default graph; it is put back exactly as it was."""
-    from tensorflow.python.framework import ops
-
-    graph = ops.get_default_graph()
-    saved = getattr(graph, "_distribution_strategy_stack", None)
-    if saved is None:
-        yield
-        return
-    graph._distribution_strategy_stack = []
-    try:
-        yield
-    finally:
-        graph._distribution_strategy_stack = saved

@@ -9,6 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipedoctor.measure.distribution import keras_setup
+from pipedoctor.measure.placement import (
+    KerasPlacement,
+    Placement,
+    StrategyPlacement,
+    placement_of,
+)
 from pipedoctor.pipeline import Location, TrainingSetup
 
 BATCHNORM_CLASSES = ("BatchNormalization", "SyncBatchNormalization")
@@ -83,30 +90,49 @@ def evaluation_fact(validation: Any, batch_size: int | None) -> dict[str, Any] |
     return {"examples": examples, "global_batch": size, "drop_remainder": bool(drop)}
 
 
+def last_batch_fact(dataset: Any) -> dict[str, Any] | None:
+    """The training data's final, partial batch (``None`` when every batch is full or the count
+    cannot be known): a mesh must split it too."""
+    counts = evaluation_fact(dataset, None)
+    if counts is None or counts.get("drop_remainder"):
+        return None
+    rest = counts["examples"] % counts["global_batch"]
+    return {**counts, "size": rest} if rest else None
+
+
 def live_setup(
-    model: Any, batch_size: int | None, where: Location | None = None
+    model: Any,
+    batch_size: int | None,
+    where: Location | None = None,
+    placement: Placement | None = None,
+    sites: dict[str, Any] | None = None,
 ) -> tuple[TrainingSetup, dict[str, Any]]:
-    """The setup's facts, and the measurements they add to the report."""
+    """The setup's facts, and the measurements they add to the report. ``sites`` holds where the
+    script set a Keras distribution and its ``LayoutMap`` keys, when the check saw it."""
     import keras
     import tensorflow as tf
 
     setup = TrainingSetup()
     measurements: dict[str, Any] = {}
-    strategy = model.distribute_strategy if model is not None else tf.distribute.get_strategy()
-    name = type(strategy).__name__
-    replicas = int(strategy.num_replicas_in_sync)
-    default = name == "_DefaultDistributionStrategy"
-    setup.add("strategy", where, name="default" if default else name, multi=replicas > 1)
+    placement = placement or placement_of(model)
+    replicas = placement.replicas
+    at = (sites or {}).get("distribution") or where
+    setup.add(
+        "strategy", at if placement.api == "keras" else where, name=placement.name,
+        multi=replicas > 1, api=placement.api,
+    )  # fmt: skip
     setup.add("replicas", where, count=replicas)
-    measurements["strategy"] = "default" if default else name
+    measurements["strategy"] = placement.name
     measurements["replicas"] = replicas
     if batch_size:
-        setup.add("global_batch", where, value=batch_size, replicas=replicas)
+        setup.add("global_batch", where, value=batch_size, replicas=replicas, api=placement.api)
         measurements["per_replica_batch"] = round(batch_size / replicas, 2)
         setup.add("batch", where, value=batch_size, per_replica=batch_size / replicas, live=True)
     distribution = keras.distribution.distribution() if hasattr(keras, "distribution") else None
     if distribution is not None:
         measurements["keras_distribution"] = type(distribution).__name__
+    if isinstance(placement, KerasPlacement) and placement.spmd:  # a JAX mesh
+        keras_setup(model, placement, setup, measurements, where, sites or {})
     policy = keras.config.dtype_policy().name if hasattr(keras, "config") else "float32"
     measurements["mixed_precision"] = policy
     setup.add("precision", where, policy=policy, mixed=policy.startswith("mixed"))
@@ -116,7 +142,12 @@ def live_setup(
         measurements.update(multi_worker)
     if model is None:
         return setup, measurements
-    if tf.distribute.has_strategy() and model._distribute_strategy is None and replicas == 1:
+    if (
+        isinstance(placement, StrategyPlacement)
+        and tf.distribute.has_strategy()
+        and model._distribute_strategy is None
+        and replicas == 1
+    ):
         active = tf.distribute.get_strategy()
         if active.num_replicas_in_sync > 1:  # fit runs under a scope the model was not built in
             setup.add("model", where, in_scope=False, live=True, name=type(model).__name__)
@@ -130,12 +161,15 @@ def live_setup(
             warmup=warmup, in_scope=True, live=True,
         )  # fmt: skip
         measurements["learning_rate"] = value if value is not None else kind
+    # Under SPMD (the Keras distribution on JAX) a layer computes over the global batch, so
+    # BatchNormalization's statistics are the whole batch's, as on one device.
+    global_statistics = placement.spmd
     for layer in _layers(model):
         if type(layer).__name__ in BATCHNORM_CLASSES:
             setup.add(
                 "batchnorm", where, frozen=not layer.trainable,
                 synchronized=bool(getattr(layer, "synchronized", False))
-                or type(layer).__name__.startswith("Sync"),
+                or type(layer).__name__.startswith("Sync") or global_statistics,
                 name=layer.name,
             )  # fmt: skip
     return setup, measurements

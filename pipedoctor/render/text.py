@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from pipedoctor.diagnosis import service_figures
+from pipedoctor.diagnosis import service_figures, size
 from pipedoctor.render import sorted_findings, span
 from pipedoctor.report import Finding, Report, Severity
 
@@ -117,6 +117,8 @@ def gain_label(finding: Finding) -> str | None:
 def detail_lines(measurements: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The labelled one-line facts every renderer shows under the throughputs, in one order."""
     lines = (
+        ("Distribution", distribution_line(measurements)),
+        ("Parallelism", string(measurements.get("parallelism"))),
         ("Scaling efficiency", scaling_line(measurements)),
         ("Projection", projection_line(measurements)),
         ("Slowest stage", limiting_stage(measurements)),
@@ -124,6 +126,42 @@ def detail_lines(measurements: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("tf.data service", service_line(measurements)),
     )
     return [(label, text) for label, text in lines if text]
+
+
+def distribution_line(measurements: Mapping[str, Any]) -> str | None:
+    """``ModelParallel over 4 cpu devices (mesh 2 x 2: data 2, model 2); batch axis `data`: 2
+    replicas of 32 examples; 1 of 4 weights sharded (98% of 621.1 KB; 159.8 KB per device)``."""
+    mesh = mapping(measurements.get("distribution"))
+    name, devices = string(mesh.get("name")), whole(mesh.get("devices"))
+    if not name or not devices:
+        return None
+    shape = list(mesh.get("shape") or [devices])
+    kind = f"{string(mesh.get('platform')) or ''} device".lstrip()
+    text = f"{name} over {_plural(devices, kind)}"
+    if len(shape) > 1:
+        names = list(mesh.get("axis_names") or [])
+        axes = ", ".join(f"{a} {n}" for a, n in zip(names, shape, strict=False))
+        text += f" (mesh {' x '.join(str(n) for n in shape)}: {axes})"
+    replicas = whole(mesh.get("replicas"))
+    per_replica = number(measurements.get("per_replica_batch"))
+    if replicas is not None:
+        text += f"; batch axis `{mesh.get('batch_axis')}`: {_plural(replicas, 'replica')}"
+        if per_replica is not None:
+            text += f" of {per_replica:,g} examples"
+    weights = whole(mesh.get("weights"))
+    sharded = whole(mesh.get("sharded_weights"), minimum=0)
+    total = number(mesh.get("parameter_bytes"))
+    if weights is not None and sharded is not None:
+        if not sharded:
+            text += f"; all {_plural(weights, 'weight')} replicated"
+        else:
+            text += f"; {sharded} of {_plural(weights, 'weight')} sharded"
+            if total:
+                share = (number(mesh.get("sharded_bytes")) or 0) / total
+                held = number(mesh.get("per_device_bytes"))
+                text += f" ({share:.0%} of {size(total)}"
+                text += f"; {size(held)} per device)" if held is not None else ")"
+    return text
 
 
 def service_line(measurements: Mapping[str, Any]) -> str | None:
@@ -144,12 +182,16 @@ def scaling_line(measurements: Mapping[str, Any]) -> str | None:
     replicas = whole(measurements.get("replicas"))
     if efficiency is None or not replicas:
         return None
+    unit = "replica"
+    devices = whole(mapping(measurements.get("distribution")).get("devices"))
+    if devices is not None and devices != replicas:  # a mesh that also splits the model
+        replicas, unit = devices, "device"
     one = number(measurements.get("ceiling_1_samples_per_s"))
     all_ = number(measurements.get("ceiling_n_samples_per_s"))
     detail = ""
     if one is not None and all_ is not None:
-        detail = f" (ceiling: {samples(one)} on 1 replica, {samples(all_)} on {replicas})"
-    return f"{efficiency:.0%} on {_plural(replicas, 'replica')}{detail}"
+        detail = f" (ceiling: {samples(one)} on 1 {unit}, {samples(all_)} on {replicas})"
+    return f"{efficiency:.0%} on {_plural(replicas, unit)}{detail}"
 
 
 def projection_line(measurements: Mapping[str, Any]) -> str | None:

@@ -13,8 +13,9 @@ from pipedoctor.static.names import TRACKED_ROOTS
 
 __all__ = ["analyze_module", "analyze_source", "worth_analysing"]
 
-TRIGGERS = ("Dataset", "dataset_from", "tensorflow_datasets", "Strategy")
-"""Every pipeline source and every strategy has one of these in its name."""
+TRIGGERS = ("Dataset", "dataset_from", "tensorflow_datasets", "Strategy", "set_distribution")
+"""Every pipeline source, every strategy and every Keras distribution has one of these in its
+name."""
 
 
 def worth_analysing(text: str) -> bool:

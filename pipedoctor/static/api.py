@@ -119,6 +119,8 @@ MULTI_REPLICA_STRATEGIES = frozenset(
     }
 )
 STRATEGIES = MULTI_REPLICA_STRATEGIES | {"OneDeviceStrategy"}
+KERAS_DISTRIBUTIONS = frozenset({"DataParallel", "ModelParallel"})
+"""``keras.distribution`` classes a script sets with ``set_distribution``."""
 
 PYTHON_CALLS = frozenset(
     {"tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.py_func"}

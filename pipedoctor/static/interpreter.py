@@ -738,6 +738,16 @@ class ModuleInterpreter:
             b in api.KERAS_MODELS or b.endswith(".Model") for b in value.cls.bases
         )
 
+    def distribution_fact(self, node: ast.Call, value: Value) -> None:
+        """``set_distribution(...)``; the first one also marks every model and optimizer built
+        before it (the facts are recorded in the order the code runs)."""
+        first = not self.training.has("distribution")
+        built = [*self.training.of("model"), *self.training.of("optimizer")] if first else []
+        kind = value.name if isinstance(value, Obj) and value.kind == "distribution" else None
+        self.fact("distribution", node, api="keras", name=kind or "a Keras distribution")
+        for fact in built:
+            self.training.add("built_before_distribution", fact.location, what=fact.kind)
+
     def write_fact(self, node: ast.Call, kind: str, path: Value) -> None:
         fixed = isinstance(path, Const) and isinstance(path.value, str)
         self.fact("write", node, call=kind, fixed=fixed, chief_guarded=self.chief_depth > 0)
@@ -886,6 +896,11 @@ class ModuleInterpreter:
             return Obj("strategy", short)
         if name == "tensorflow.data.Options":
             return Obj("options", short)
+        if name.startswith("keras.distribution.") and short in api.KERAS_DISTRIBUTIONS:
+            return Obj("distribution", short)
+        if name == "keras.distribution.set_distribution":
+            self.distribution_fact(node, args[0] if args else OPAQUE)
+            return OPAQUE
         if name.startswith("tensorflow.data.experimental.") and short[:1].islower():
             params = self.params(short, args, kwargs)
             return Obj("transform", short, tuple(params.items()))
