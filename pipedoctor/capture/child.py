@@ -67,6 +67,7 @@ class Capture:
         run_after: bool,
         workers: int | None = None,
         selection: Any = None,
+        profile: Path | None = None,
     ) -> None:
         from pipedoctor.rules import ALL_RULES
 
@@ -76,6 +77,7 @@ class Capture:
         self.deadline = deadline
         self.run_after = run_after
         self.workers = workers
+        self.profile = profile
         self.validation: tuple[Any, Any] = (None, None)
         """``fit``'s validation data and its batch size."""
         self.done = False
@@ -184,6 +186,7 @@ class Capture:
                 workers=self.workers,
                 validation=self.validation,
                 selection=self.selection,
+                profile=self.profile,
             )
         except MeasureError as exc:
             raise_error(self.events, str(exc))
@@ -221,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run-after", action="store_true")
     parser.add_argument("--workers", type=int)
     parser.add_argument("--selection", type=selection_from_json, default=None)
+    parser.add_argument("--profile", type=Path, default=None)
     parser.add_argument("script")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     options = parser.parse_args(argv)
@@ -229,7 +233,12 @@ def main(argv: list[str] | None = None) -> int:
     with quiet_tensorflow():
         try:
             capture = Capture(
-                events, options.deadline, options.run_after, options.workers, options.selection
+                events,
+                options.deadline,
+                options.run_after,
+                options.workers,
+                options.selection,
+                options.profile,
             )
             capture.install()
         except ImportError as exc:

@@ -71,8 +71,10 @@ def run_script(
     selection: Selection = ALL_RULES,
     progress: Callable[[str], None] = lambda _: None,
     show_output: bool = False,
+    profile: Path | None = None,
 ) -> CaptureResult:
-    """Run ``script`` with ``args`` under the capture hooks; never longer than ``timeout``."""
+    """Run ``script`` with ``args`` under the capture hooks; never longer than ``timeout``.
+    ``profile``: a log directory the child writes a profile of a few training steps to."""
     started = time.time()
     deadline = started + timeout
     with tempfile.TemporaryDirectory(prefix="pipedoctor-") as private:
@@ -91,6 +93,7 @@ def run_script(
             "--events", str(write_fd), "--deadline", f"{deadline - 2.0:.3f}",
             *(["--run-after"] if run_after else []),
             *(["--workers", str(workers)] if workers else []),
+            *(["--profile", str(profile.resolve())] if profile is not None else []),
             "--selection", json.dumps(asdict(selection)),
             str(script), *args,
         ]  # fmt: skip

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pipedoctor.measure.protocol import Budget, run_protocol
@@ -33,11 +34,13 @@ def measure_job(
     where: Location | None = None,
     workers: int | None = None,
     validation: tuple[Any, Any] = (None, None),
+    profile: Path | None = None,
 ) -> JobResult:
     """Raises ``MeasureError`` when nothing could be measured. ``where`` is the line that
     started training, for findings about the training setup; ``workers`` the worker count to
     explain file sharding for (default: the workers in ``TF_CONFIG``); ``validation`` is
-    ``fit``'s validation data and batch size."""
+    ``fit``'s validation data and batch size; ``profile`` a log directory to write a profile of
+    a few more training steps to (a separate window, after the measured ones), read back."""
     from pipedoctor.graph.doctor import diagnose
     from pipedoctor.measure.setup import cluster, evaluation_fact, live_setup
 
@@ -49,6 +52,13 @@ def measure_job(
     notes = measured.notes + sampling.notes()
     if model is None:
         notes.append("no compiled Keras model was found: only the input pipeline was measured")
+    if profile is not None:
+        from pipedoctor.profile.capture import profile_window
+
+        progress(f"profiling a few training steps into {profile}")
+        profiled, profile_notes = profile_window(dataset, model, profile, budget.deadline)
+        measurements.update(profiled)
+        notes += profile_notes
     batched = measured.batch_size is not None
     offload_if_saturated(dataset, batched, measurements, selection, budget.deadline, progress)
     sharded_over = workers or (cluster() or {}).get("workers")
@@ -65,6 +75,10 @@ def measure_job(
         ceiling=measurements.get("ceiling_samples_per_s"),
     )
     measurements.update(graph.measurements)
+    if "profile" in measurements:
+        from pipedoctor.profile.reader import attach_sources
+
+        attach_sources(measurements)
     setup, facts = live_setup(model, measured.batch_size, where)
     measurements.update(facts)
     if (evaluation := evaluation_fact(*validation)) is not None:
