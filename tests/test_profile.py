@@ -75,6 +75,15 @@ def test_raw_profiler_api_steps_are_rebuilt_from_the_training_function(captures:
     assert host["input_wait_fraction"] >= 0.5 and report.verdict == diagnosis.INPUT_BOUND
 
 
+def test_a_custom_training_loop_waits_between_its_steps(captures: Path) -> None:
+    """``for batch in dataset: train_step(batch)``: the wait is an eager GetNext on the Python
+    thread between the function's calls, not inside them."""
+    report = read_profile(captures / "loop")
+    (host,) = report.measurements["profile"]["hosts"]
+    assert host["training_function"] == "train_step"
+    assert host["input_wait_fraction"] >= 0.5 and report.verdict == diagnosis.INPUT_BOUND
+
+
 def test_a_compute_bound_profile_is_not_called_input_bound(captures: Path) -> None:
     report = read_profile(captures / "compute")
     assert report.measurements["input_wait_fraction"] < 0.2

@@ -8,12 +8,14 @@ from several hosts, and the PD1xx rules on the pipeline as its iterators show it
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pipedoctor.pipeline import Analysis, Pipeline
 from pipedoctor.profile.reader import read_measurements
-from pipedoctor.report import Finding, Report
+from pipedoctor.diagnosis import NO_GAIN
+from pipedoctor.report import Finding, Report, Severity
 from pipedoctor.rules import ALL_RULES, Selection, only, run_rules
 
 PIPELINE_RULES = "PD1"
@@ -29,7 +31,7 @@ def read_profile(
     paths = [Path(logdirs)] if isinstance(logdirs, (str, Path)) else [Path(p) for p in logdirs]
     measurements, notes, pipelines = read_measurements(paths)
     offline_figures(measurements)
-    findings = pipeline_findings(pipelines, selection)
+    findings = pipeline_findings(pipelines, selection, measurements.get("input_wait_fraction"))
     if pipelines and findings:
         chain = " -> ".join(s.op for s in pipelines[0].stages)
         notes.append(f"the input pipeline as the profile shows it running: {chain}")
@@ -52,8 +54,19 @@ def offline_figures(measurements: dict[str, Any]) -> None:
         measurements["step_ms"] = {"training": round(max(steps), 2)}
 
 
-def pipeline_findings(pipelines: list[Pipeline], selection: Selection) -> list[Finding]:
-    """The pipeline rules on the pipeline the profile shows; a profile carries no source
-    lines, so each finding is about the job."""
+def pipeline_findings(
+    pipelines: list[Pipeline], selection: Selection, wait: float | None
+) -> list[Finding]:
+    """The pipeline rules on the pipeline the profile shows (a profile carries no source
+    lines, so each finding is about the job). Training that waits for input a share ``wait``
+    of its steps can gain at most ``1 / (1 - wait)`` from any input fix: where that is within
+    noise, the findings drop to ``info`` and say so, as a check's measured gains do."""
     analysis = Analysis("<profile>", pipelines=pipelines)
-    return list(run_rules(analysis, "graph", only(selection, PIPELINE_RULES)))
+    findings = list(run_rules(analysis, "graph", only(selection, PIPELINE_RULES)))
+    if wait is None or wait >= 1.0 or 1.0 / (1.0 - wait) >= NO_GAIN:
+        return findings
+    bound = (
+        f" The profile shows training waiting for input only {wait:.0%} of its step time, so "
+        f"an input fix can speed it up by x{1.0 / (1.0 - wait):.2f} at most."
+    )
+    return [replace(f, severity=Severity.INFO, message=f.message + bound) for f in findings]

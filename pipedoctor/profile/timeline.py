@@ -98,12 +98,14 @@ def find_steps(host: Plane) -> Steps:
 
 
 def get_next_spans(host: Plane, per_iterator: bool = False) -> Any:
-    """Spans in which the training loop waited for its iterator's next element. With
-    ``per_iterator``, grouped by the replica's GetNext op (``IteratorGetNext``,
-    ``IteratorGetNext_1``, ... under a distribution strategy)."""
+    """Spans in which the training loop waited for its iterator's next element: inside the
+    training function (Keras 3, on an iterator thread) or eagerly between its calls (a custom
+    loop's ``for batch in dataset``, on the Python thread). With ``per_iterator``, grouped by
+    the replica's GetNext op (``IteratorGetNext``, ``IteratorGetNext_1``, ... under a
+    distribution strategy)."""
     spans: list[Span] = []
     groups: dict[str, list[Span]] = defaultdict(list)
-    for line in host.lines("tf_data_iterator_get_next"):
+    for line in host.lines():
         pending: list[Event] = []
         for event in host.events(line, (GET_NEXT, "ExecutorState::ProcessAsync::Done")):
             if event.name == GET_NEXT:

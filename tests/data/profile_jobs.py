@@ -4,8 +4,10 @@
 
 writes, under OUT: ``callback/`` (Keras ``TensorBoard(profile_batch=...)``, an input-bound job),
 ``raw/`` (``tf.profiler.experimental.start/stop`` around ``fit``, the same job), ``compute/``
-(start/stop around a compute-bound job) and ``replicas/`` (start/stop around ``fit`` under
-``MirroredStrategy`` on two logical CPU devices). One process, so TensorFlow starts once.
+(start/stop around a compute-bound job), ``replicas/`` (start/stop around ``fit`` under
+``MirroredStrategy`` on two logical CPU devices) and ``loop/`` (a custom training loop, as in
+TensorFlow's DCGAN tutorial: ``for batch in dataset: train_step(batch)``, the same slow input).
+One process, so TensorFlow starts once.
 """
 
 from __future__ import annotations
@@ -74,6 +76,24 @@ def main(out: str) -> None:
     heavy.fit(fast_pipeline(256), steps_per_epoch=2, verbose=0)
     tf.profiler.experimental.start(os.path.join(out, "compute"))
     heavy.fit(fast_pipeline(256), steps_per_epoch=12, verbose=0)
+    tf.profiler.experimental.stop()
+
+    custom = model(16, 32, 1)
+    optimizer = keras.optimizers.Adam()
+
+    @tf.function
+    def train_step(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((custom(x)[:, 0] - y) ** 2)
+        grads = tape.gradient(loss, custom.trainable_variables)
+        optimizer.apply_gradients(zip(grads, custom.trainable_variables, strict=True))
+        return loss
+
+    for x, y in slow.take(2):
+        train_step(x, y)
+    tf.profiler.experimental.start(os.path.join(out, "loop"))
+    for x, y in slow.take(6):
+        train_step(x, y)
     tf.profiler.experimental.stop()
 
     with tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope():
