@@ -155,6 +155,17 @@ def test_cli_profile_text_json_and_gate(captures: Path, capsys: pytest.CaptureFi
     assert main(["profile", str(captures / "compute"), "--fail-on", "input-bound"]) == 0
 
 
+def test_reading_a_profile_never_imports_tensorflow(captures: Path) -> None:
+    code = (
+        "import sys, pipedoctor; r = pipedoctor.read_profile(sys.argv[1]); "
+        "assert r.verdict and 'tensorflow' not in sys.modules, sorted(sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(captures / "raw")], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def write_space(path: Path, plane_names: list[str]) -> None:
     space = xspace.messages()["XSpace"]()
     for name in plane_names:

@@ -12,9 +12,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pipedoctor.diagnosis import NO_GAIN
 from pipedoctor.pipeline import Analysis, Pipeline
 from pipedoctor.profile.reader import read_measurements
-from pipedoctor.diagnosis import NO_GAIN
 from pipedoctor.report import Finding, Report, Severity
 from pipedoctor.rules import ALL_RULES, Selection, only, run_rules
 

@@ -103,7 +103,7 @@ def read_host(path: Path) -> HostProfile:
     if tools.get("input_pipeline_analyzer") is None:
         notes.append(f"{path.name}: xprof could not convert this profile; read from the trace only")
     breakdown = converters.step_breakdown(tools)
-    summary: dict[str, Any] = {"host": name, "logdir": str(path.parent), "run": path.parent.name}
+    summary: dict[str, Any] = {"host": name, "run_dir": str(path.parent), "run": path.parent.name}
     if host is not None:
         line = timeline.host_timeline(host)
         window = line.steps.window()
