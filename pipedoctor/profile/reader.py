@@ -104,6 +104,9 @@ def read_host(path: Path) -> HostProfile:
         notes.append(f"{path.name}: xprof could not convert this profile; read from the trace only")
     breakdown = converters.step_breakdown(tools)
     summary: dict[str, Any] = {"host": name, "run_dir": str(path.parent), "run": path.parent.name}
+    overview = {k: v for k, v in converters.overview(tools).items() if v not in (None, "")}
+    if overview:
+        summary["xprof_overview"] = overview
     if host is not None:
         line = timeline.host_timeline(host)
         window = line.steps.window()
@@ -177,7 +180,10 @@ def read_measurements(logdirs: list[Path]) -> tuple[dict[str, Any], list[str], l
     hosts: list[HostProfile] = []
     notes: list[str] = []
     for logdir in logdirs:
-        paths, found_notes = find_profiles(logdir)
+        try:
+            paths, found_notes = find_profiles(logdir)
+        except OSError as exc:
+            raise ProfileError(f"{logdir}: cannot read: {exc.strerror or exc}") from None
         notes += found_notes
         for path in paths:
             hosts.append(read_host(path))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -187,12 +187,3 @@ def _gaps(spans: list[Span], window: Span) -> list[Span]:
         gaps.append((cursor, window[1]))
     return [g for g in gaps if g[1] > g[0]]
 
-
-def training_functions(host: Plane) -> Counter:
-    """How often each ``tf.function`` was called on the host (for notes)."""
-    calls: Counter = Counter()
-    for line in host.lines("python"):
-        for event in host.events(line):
-            if "tf_function_call" in event.stats:
-                calls[event.name] += 1
-    return calls
