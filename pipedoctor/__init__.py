@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# The submodule first: a later first import of ``pipedoctor.lint`` (the CLI does one) would
+# otherwise replace the ``lint`` function below with the module of the same name.
+import pipedoctor.lint  # noqa: F401  # isort: skip
 from pipedoctor.checker import CheckError, check
 from pipedoctor.report import Finding, Report, Severity
 
