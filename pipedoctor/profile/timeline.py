@@ -186,4 +186,3 @@ def _gaps(spans: list[Span], window: Span) -> list[Span]:
     if cursor < window[1]:
         gaps.append((cursor, window[1]))
     return [g for g in gaps if g[1] > g[0]]
-
