@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# The submodule first: a later first import of ``pipedoctor.lint`` (the CLI does one) would
+# otherwise replace the ``lint`` function below with the module of the same name.
+import pipedoctor.lint  # noqa: F401  # isort: skip
 from pipedoctor.checker import CheckError, check
 from pipedoctor.report import Finding, Report, Severity
 
 __version__ = "0.1.0"
 __all__ = [
     "CheckError", "Finding", "Report", "Severity", "__version__", "check", "lint", "optimize",
-    "watch",
+    "read_profile", "watch",
 ]  # fmt: skip
 
 
@@ -37,6 +40,25 @@ def optimize(dataset, *, timeout: float = 30.0):  # noqa: ANN001, ANN201 - tf ty
     from pipedoctor.graph.doctor import optimize as run
 
     return run(dataset, timeout=timeout)
+
+
+def read_profile(
+    logdir: str | Path | list[str | Path],
+    *,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+) -> Report:
+    """Diagnose a TensorFlow profile taken anywhere (the Keras TensorBoard callback's
+    ``profile_batch``, ``tf.profiler.experimental.start/stop``, ``check(profile=...)``): the same
+    :class:`Report` as a check, from the share of step time spent waiting for input, each
+    device's busy time and each tf.data stage's time. A list reads one log directory per host
+    and compares them. Needs no GPU and no TensorFlow import; raises
+    ``pipedoctor.profile.ProfileError`` with a one-line reason for what it cannot read."""
+    from pipedoctor.config import load_config
+    from pipedoctor.profile.doctor import read_profile as read
+
+    config = load_config(Path.cwd(), select=select, ignore=ignore)
+    return read(logdir, config.selection)
 
 
 def lint(

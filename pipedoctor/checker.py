@@ -107,6 +107,10 @@ def build_report(
     """The verdict, the scaling sentence and the measured findings, ranked with the file's."""
     found = diagnosis.verdict(measurements, selection.params.get("PD301"))
     measurements = dict(measurements)
+    if "profile" in measurements:
+        from pipedoctor.profile.reader import agreement
+
+        notes = [*notes, *agreement(measurements, found, selection.params.get("PD301"))]
     measurements["scaling"] = diagnosis.scaling_sentence(measurements, found)
     if isinstance(memory := measurements.get("memory"), dict):
         measurements["parallelism"] = diagnosis.parallelism_sentence(
@@ -160,13 +164,16 @@ def check(
     select: list[str] | None = None,
     ignore: list[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    profile: str | Path | None = None,
 ) -> Report:
     """Measure a live ``tf.data.Dataset`` (and, with a compiled Keras ``model``, the compute
     ceiling and real training on a copy of it) and return the :class:`Report`.
 
     Without a model only the pipeline is measured. The model itself is never trained or
     changed. ``workers`` explains which files each of that many workers would read (default:
-    the workers in ``TF_CONFIG``). Raises :class:`CheckError` when nothing could be measured.
+    the workers in ``TF_CONFIG``). ``profile`` is a log directory to write a profile of a few
+    more training steps to, for TensorBoard's Profile tab; the report gains its input-wait
+    share. Raises :class:`CheckError` when nothing could be measured.
     """
     from pipedoctor.config import load_config
     from pipedoctor.measure.job import measure_job
@@ -176,7 +183,7 @@ def check(
     try:
         job = measure_job(
             dataset, model, timeout, progress or (lambda _: None), config.selection,
-            workers=workers,
+            workers=workers, profile=Path(profile).resolve() if profile is not None else None,
         )  # fmt: skip
     except MeasureError as exc:
         raise CheckError(str(exc)) from None
@@ -196,9 +203,11 @@ def check_script(
     workers: int | None = None,
     progress: Callable[[str], None] = lambda _: None,
     show_output: bool = False,
+    profile: Path | None = None,
 ) -> ScriptCheck:
     """Run ``script`` until it starts training, measure there, and lint it as well. With
-    ``run_after`` the script trains on: wait for it with the result's ``continuation``."""
+    ``run_after`` the script trains on: wait for it with the result's ``continuation``;
+    ``profile``: a log directory for a profile of a few training steps."""
     from pipedoctor.capture.runner import run_script
     from pipedoctor.lint import decode, display_path, lint_text
 
@@ -207,7 +216,7 @@ def check_script(
     result = run_script(
         script, args, timeout=timeout, run_after=run_after, workers=workers,
         selection=config.selection, progress=progress,
-        show_output=show_output,
+        show_output=show_output, profile=profile,
     )  # fmt: skip
     if result.status != "ok":
         details = result.traceback or (result.output_tail if result.status != "interrupted" else "")

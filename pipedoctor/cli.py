@@ -46,9 +46,11 @@ def split_codes(values: list[str] | None) -> list[str] | None:
     return [code for value in values for code in value.split(",") if code.strip()]
 
 
-def add_report_options(parser: argparse.ArgumentParser, demo_help: str) -> None:
-    """The options ``lint`` and ``check`` share: what to run, which rules, how to print."""
-    parser.add_argument("--demo", action="store_true", help=demo_help)
+def add_report_options(parser: argparse.ArgumentParser, demo_help: str | None) -> None:
+    """The options ``lint``, ``check`` and ``profile`` share: what to run, which rules, how to
+    print."""
+    if demo_help is not None:
+        parser.add_argument("--demo", action="store_true", help=demo_help)
     parser.add_argument(
         "--format", choices=FORMATS, default="text", help="output format (default: text)"
     )
@@ -129,13 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="budget for the whole check, start-up included (default: 120)",
     )
-    check.add_argument(
-        "--fail-on",
-        action="append",
-        metavar="WHAT",
-        help="exit 1 when the verdict is this (input-bound, balanced, compute-bound) or a finding "
-        "is at or above this severity (error, warning, info); comma-separated",
-    )
+    add_fail_on(check)
     check.add_argument(
         "--min-ratio",
         type=float,
@@ -152,7 +148,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="explain which files each of N workers would read (default: the workers in TF_CONFIG)",
     )
     check.add_argument("--show-output", action="store_true", help="show the script's own output")
+    check.add_argument(
+        "--profile",
+        type=Path,
+        metavar="DIR",
+        help="also write a profile of a few training steps to DIR, for TensorBoard's Profile tab",
+    )
     check.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+
+    profile = commands.add_parser(
+        "profile",
+        help="diagnose a TensorFlow profile captured elsewhere (offline, no GPU needed)",
+        description="Read the profiles under each LOGDIR (the Keras TensorBoard callback's "
+        "profile_batch, tf.profiler.experimental.start/stop, or `check --profile`), one LOGDIR "
+        "per host, and give the same verdict and findings as a check.",
+    )
+    profile.add_argument("logdirs", nargs="+", type=Path, metavar="LOGDIR", help="log folders")
+    add_report_options(profile, None)
+    add_fail_on(profile)
 
     rules = commands.add_parser("rules", help="list the rule catalog")
     rules.add_argument("--format", choices=("text", "json"), default="text")
@@ -163,6 +176,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("--all", action="store_true", help="every rule's page, in id order")
     return parser
+
+
+def add_fail_on(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--fail-on",
+        action="append",
+        metavar="WHAT",
+        help="exit 1 when the verdict is this (input-bound, balanced, compute-bound) or a finding "
+        "is at or above this severity (error, warning, info); comma-separated",
+    )
+
+
+def parse_fail_on(values: list[str] | None) -> list[str]:
+    fail_on = [item.lower() for item in split_codes(values) or []]
+    unknown = [i for i in fail_on if i not in VERDICTS and i not in ("error", "warning", "info")]
+    if unknown:
+        raise UsageError(f"--fail-on: unknown value {unknown[0]!r}")
+    return fail_on
 
 
 def use_color(choice: str, stream: object) -> bool:
@@ -233,11 +264,7 @@ def gate_failed(report: Report, fail_on: list[str], min_ratio: float | None) -> 
 def run_check(args: argparse.Namespace) -> int:
     from pipedoctor.checker import CheckError, check_script
 
-    fail_on = split_codes(args.fail_on) or []
-    fail_on = [item.lower() for item in fail_on]
-    unknown = [i for i in fail_on if i not in VERDICTS and i not in ("error", "warning", "info")]
-    if unknown:
-        raise UsageError(f"--fail-on: unknown value {unknown[0]!r}")
+    fail_on = parse_fail_on(args.fail_on)
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
     if args.workers is not None and args.workers < 2:
@@ -258,6 +285,7 @@ def run_check(args: argparse.Namespace) -> int:
         checked = check_script(
             script, args.script_args, config, timeout=args.timeout, run_after=args.run_after,
             workers=args.workers, progress=progress, show_output=args.show_output,
+            profile=args.profile,
         )  # fmt: skip
     except CheckError as exc:
         progress.done()
@@ -268,14 +296,20 @@ def run_check(args: argparse.Namespace) -> int:
             return train_on(exc.continuation, EXIT_OK)
         return EXIT_ERROR
     progress.done()
-    write_report(checked.report, args)
-    reason = gate_failed(checked.report, fail_on, args.min_ratio)
-    if reason:
-        sys.stderr.write(f"pipedoctor: gate failed: {reason}\n")
-    code = EXIT_FAILED if reason else EXIT_OK
+    code = report_and_gate(checked.report, args, fail_on, args.min_ratio)
     if checked.continuation is not None:
         return train_on(checked.continuation, code)
     return code
+
+
+def report_and_gate(
+    report: Report, args: argparse.Namespace, fail_on: list[str], min_ratio: float | None
+) -> int:
+    write_report(report, args)
+    reason = gate_failed(report, fail_on, min_ratio)
+    if reason:
+        sys.stderr.write(f"pipedoctor: gate failed: {reason}\n")
+    return EXIT_FAILED if reason else EXIT_OK
 
 
 def train_on(continuation: Continuation, gate: int) -> int:
@@ -287,6 +321,26 @@ def train_on(continuation: Continuation, gate: int) -> int:
     if code != 0:
         sys.stderr.write(f"pipedoctor: the script ended with exit code {code}\n")
     return code or gate
+
+
+def run_profile(args: argparse.Namespace) -> int:
+    """The doctor for profiles taken elsewhere: every unreadable input is one line, exit 2."""
+    from pipedoctor.profile import ProfileError
+    from pipedoctor.profile.doctor import read_profile
+
+    fail_on = parse_fail_on(args.fail_on)
+    config = load_config(
+        Path.cwd(),
+        explicit=args.config,
+        select=split_codes(args.select),
+        ignore=split_codes(args.ignore),
+    )
+    try:
+        report = read_profile(args.logdirs, config.selection)
+    except ProfileError as exc:
+        sys.stderr.write(f"pipedoctor: error: {exc}\n")
+        return EXIT_ERROR
+    return report_and_gate(report, args, fail_on, None)
 
 
 def run_rules_list(args: argparse.Namespace) -> int:
@@ -387,6 +441,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers = {
         "lint": run_lint,
         "check": run_check,
+        "profile": run_profile,
         "rules": run_rules_list,
         "explain": run_explain,
     }

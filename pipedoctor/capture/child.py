@@ -68,6 +68,7 @@ class Capture:
         run_after: bool,
         workers: int | None = None,
         selection: Any = None,
+        profile: Path | None = None,
     ) -> None:
         from pipedoctor.rules import ALL_RULES
 
@@ -77,6 +78,7 @@ class Capture:
         self.deadline = deadline
         self.run_after = run_after
         self.workers = workers
+        self.profile = profile
         self.validation: tuple[Any, Any] = (None, None)
         """``fit``'s validation data and its batch size."""
         self.done = False
@@ -230,6 +232,7 @@ class Capture:
                 validation=self.validation,
                 selection=self.selection,
                 sites=self.sites(),
+                profile=self.profile,
             )
         except MeasureError as exc:
             raise_error(self.events, str(exc))
@@ -287,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run-after", action="store_true")
     parser.add_argument("--workers", type=int)
     parser.add_argument("--selection", type=selection_from_json, default=None)
+    parser.add_argument("--profile", type=Path, default=None)
     parser.add_argument("script")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     options = parser.parse_args(argv)
@@ -302,7 +306,12 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         capture = Capture(
-            events, options.deadline, options.run_after, options.workers, options.selection
+            events,
+            options.deadline,
+            options.run_after,
+            options.workers,
+            options.selection,
+            options.profile,
         )
         capture.install()
         events.send("started", pid=os.getpid())

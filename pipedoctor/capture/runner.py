@@ -123,11 +123,14 @@ def run_script(
     selection: Selection = ALL_RULES,
     progress: Callable[[str], None] = lambda _: None,
     show_output: bool = False,
+    profile: Path | None = None,
 ) -> CaptureResult:
     """Run ``script`` with ``args`` under the capture hooks; never longer than ``timeout``.
 
     With ``run_after`` the script is left training once it was measured (or once measuring it
-    failed): the result's ``continuation`` waits for its end, and removes its private folder."""
+    failed): the result's ``continuation`` waits for its end, and removes its private folder.
+
+    ``profile``: a log directory the child writes a profile of a few training steps to."""
     started = time.time()
     deadline = started + timeout
     private = tempfile.mkdtemp(prefix="pipedoctor-")
@@ -148,6 +151,7 @@ def run_script(
             "--events", str(write_fd), "--deadline", f"{deadline - 2.0:.3f}",
             *(["--run-after"] if run_after else []),
             *(["--workers", str(workers)] if workers else []),
+            *(["--profile", str(profile.resolve())] if profile is not None else []),
             "--selection", json.dumps(asdict(selection)),
             str(script), *args,
         ]  # fmt: skip

@@ -16,45 +16,9 @@ import tensorflow as tf
 
 from pipedoctor.capture.sites import site_of
 from pipedoctor.graph import graphdef as g
+from pipedoctor.graph.ops import OPS
 from pipedoctor.pipeline import AUTOTUNE, Files, FunctionFacts, Pipeline, Stage
 
-OPS: dict[str, str] = {
-    "TensorSliceDataset": "from_tensor_slices",
-    "TensorDataset": "from_tensors",
-    "RangeDataset": "range",
-    "MapDataset": "map",
-    "ParallelMapDatasetV2": "map",
-    "ParallelMapDataset": "map",
-    "FilterDataset": "filter",
-    "FlatMapDataset": "flat_map",
-    "InterleaveDataset": "interleave",
-    "ParallelInterleaveDatasetV4": "interleave",
-    "LegacyParallelInterleaveDatasetV2": "interleave",
-    "BatchDatasetV2": "batch",
-    "ParallelBatchDataset": "batch",
-    "PaddedBatchDatasetV2": "padded_batch",
-    "MapAndBatchDataset": "map_and_batch",
-    "ShuffleDatasetV3": "shuffle",
-    "ShuffleDatasetV2": "shuffle",
-    "ShuffleAndRepeatDatasetV2": "shuffle",
-    "CacheDatasetV2": "cache",
-    "CacheDataset": "cache",
-    "PrefetchDataset": "prefetch",
-    "ShardDataset": "shard",
-    "RepeatDataset": "repeat",
-    "TakeDataset": "take",
-    "SkipDataset": "skip",
-    "OptionsDataset": "with_options",
-    "ZipDataset": "zip",
-    "ConcatenateDataset": "concatenate",
-    "UnbatchDataset": "unbatch",
-    "DirectedInterleaveDataset": "sample_from_datasets",
-    "TFRecordDataset": "TFRecordDataset",
-    "TFRecordDatasetV2": "TFRecordDataset",
-    "TextLineDataset": "TextLineDataset",
-    "FixedLengthRecordDataset": "FixedLengthRecordDataset",
-    "FixedLengthRecordDatasetV2": "FixedLengthRecordDataset",
-}
 READER_OPS = {k: v for k, v in OPS.items() if v.endswith("RecordDataset") or v == "TextLineDataset"}
 READER_CLASSES = {
     "TFRecordDatasetV2": "TFRecordDataset",

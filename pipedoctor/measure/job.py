@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pipedoctor.measure.protocol import Budget, run_protocol
@@ -34,12 +35,14 @@ def measure_job(
     workers: int | None = None,
     validation: tuple[Any, Any] = (None, None),
     sites: dict[str, Any] | None = None,
+    profile: Path | None = None,
 ) -> JobResult:
     """Raises ``MeasureError`` when nothing could be measured. ``where`` is the line that
     started training, for findings about the training setup; ``workers`` the worker count to
     explain file sharding for (default: the workers in ``TF_CONFIG``); ``validation`` is
     ``fit``'s validation data and batch size; ``sites`` where the script set its Keras
-    distribution and ``LayoutMap`` keys."""
+    distribution and ``LayoutMap`` keys; ``profile`` a log directory to write a profile of a few
+    more training steps to (a separate window, after the measured ones), read back."""
     from pipedoctor.graph.doctor import diagnose, free_ram
     from pipedoctor.measure.memory import memory_measurements
     from pipedoctor.measure.setup import cluster, evaluation_fact, last_batch_fact, live_setup
@@ -52,6 +55,13 @@ def measure_job(
     notes = measured.notes + sampling.notes()
     if model is None:
         notes.append("no compiled Keras model was found: only the input pipeline was measured")
+    if profile is not None:
+        from pipedoctor.profile.capture import profile_window
+
+        progress(f"profiling a few training steps into {profile}")
+        profiled, profile_notes = profile_window(dataset, model, profile, budget.deadline)
+        measurements.update(profiled)
+        notes += profile_notes
     batched = measured.batch_size is not None
     offload_if_saturated(dataset, batched, measurements, selection, budget.deadline, progress)
     sharded_over = workers or (cluster() or {}).get("workers")
@@ -83,6 +93,10 @@ def measure_job(
         pipeline_rate=measurements.get("pipeline_samples_per_s"),
     )
     measurements.update(graph.measurements)
+    if "profile" in measurements:
+        from pipedoctor.profile.reader import attach_sources
+
+        attach_sources(measurements)
     if graph.measurements.get("input_files"):
         setup.add("input_files", where, count=graph.measurements["input_files"])
     if workers and not measurements.get("workers"):  # asked for: judge the job as if on them
