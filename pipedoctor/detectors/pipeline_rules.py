@@ -183,7 +183,9 @@ def measured_cache(whatif: list[dict]) -> Iterator[Hit]:
     for entry in whatif:
         if entry.get("rule") != "PD106":
             continue
-        where = Location(entry["path"], entry["line"]) if entry.get("path") else None
+        where = None
+        if entry.get("path"):
+            where = Location(entry["path"], entry["line"], entry.get("column") or 1)
         cache = entry.get("cache")
         if cache is None:
             yield Hit(where, "The pipeline decodes again on every epoch and nothing caches it.")

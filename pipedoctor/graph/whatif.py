@@ -251,6 +251,7 @@ def _place(gp: GraphPipeline, candidate: Candidate) -> dict[str, Any]:
     return {
         "rule": candidate.rule, "title": candidate.title, "stage": candidate.stage,
         "path": where.path if where else None, "line": where.line if where else None,
+        "column": where.column if where else None,
         "safe": candidate.safety == "safe", "safety": candidate.safety,
         "verified": candidate.verified, "bound": candidate.bound, "applied": False,
         "writes_files": candidate.writes_files,
