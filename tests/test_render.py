@@ -143,10 +143,13 @@ def test_json_is_the_contract_and_round_trips() -> None:
 
 
 def test_text_plain() -> None:
-    out = render_text(make_report())
+    from dataclasses import replace
+
+    lint_like = replace(make_report(), verdict=None, measurements={})
+    out = render_text(lint_like)
     assert "\x1b" not in out
     lines = out.splitlines()
-    # Sorted by path: the job-level finding (no path) first, then the files in order.
+    # A lint's findings in reading order: the job-level finding (no path) first, then the files.
     assert lines[0] == "<job>: PD201 [info] no-prefetch: The pipeline never prefetches."
     assert lines[1] == "  fix: Add prefetch."
     assert lines[2] == ""
@@ -159,12 +162,22 @@ def test_text_plain() -> None:
     tricky = lines.index(f"{TRICKY_PATH}:20:2: PD103 [warning] tricky: 50% done, step: 1")
     assert lines[tricky + 1 : tricky + 3] == ["  next", "  fix: Do it."]
     assert "train.py:3:1: PD101 [error] shuffle-after-batch: " in out
-    assert lines[-3:] == [
+    assert lines[-2:] == [
         "note: graph front end skipped: TensorFlow not installed",
+        "Found 4 problems (1 error, 2 warnings, 1 info) in 2 files.",
+    ]
+    assert lines[-3] == ""
+
+
+def test_text_keeps_a_measured_reports_ranking() -> None:
+    report = make_report()  # a check: its findings come ranked, and are shown so
+    out = render_text(report)
+    heads = [line for line in out.splitlines() if ": PD" in line and not line.startswith(" ")]
+    assert [h.split(": ")[1].split()[0] for h in heads] == [f.rule for f in report.findings]
+    assert out.splitlines()[-2:] == [
         "Verdict: input-bound",
         "Found 4 problems (1 error, 2 warnings, 1 info) in 2 files.",
     ]
-    assert lines[-4] == ""
 
 
 def test_text_color() -> None:

@@ -64,6 +64,17 @@ def sorted_findings(report: Report) -> list[Finding]:
     return sorted(report.findings, key=Finding.sort_key)
 
 
+def measured(report: Report) -> bool:
+    """A check, a profile or a monitored run, rather than a lint: its findings are ranked."""
+    return report.verdict is not None or bool(report.measurements)
+
+
+def shown_findings(report: Report) -> list[Finding]:
+    """In the order a person should read them: ranked for a measured report (the verdict, then
+    the fixes by measured gain), in reading order for a lint."""
+    return list(report.findings) if measured(report) else sorted_findings(report)
+
+
 def title(finding: Finding) -> str:
     """``PD102 sequential-map``: how a finding's rule is named to a person."""
     return f"{finding.rule} {finding.name}" if finding.name else finding.rule

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from pipedoctor.render import sorted_findings, span, title
+from pipedoctor.render import measured, shown_findings, span, title
 from pipedoctor.render.text import (
     ci_text,
     detail_lines,
@@ -74,7 +74,7 @@ _STYLE = f"""<style>
 def render_html(report: Report) -> str:
     """The card :meth:`Report._repr_html_` shows; only findings and a summary for a lint."""
     measurements = mapping(report.measurements)
-    runtime = report.verdict is not None or bool(measurements)
+    runtime = measured(report)
     parts = [f'<div class="{ROOT}">', _STYLE]
     if runtime:
         parts.extend(_header(report.verdict, measurements))
@@ -149,7 +149,7 @@ def _hardware(measurements: Mapping[str, Any]) -> list[str]:
 
 def _findings(report: Report, *, ranked: bool) -> list[str]:
     """A check's findings in its ranked order (numbered); a lint's in reading order."""
-    findings = list(report.findings) if ranked else sorted_findings(report)
+    findings = shown_findings(report)
     if not findings:
         return []
     tag = "ol" if ranked else "ul"

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from pipedoctor.diagnosis import service_figures, size
-from pipedoctor.render import sorted_findings, span
+from pipedoctor.render import shown_findings, span
 from pipedoctor.report import Finding, Report, Severity
 
 _RESET = "\x1b[0m"
@@ -45,7 +45,7 @@ def render_text(report: Report, *, color: bool = False) -> str:
     lines = _measurements(mapping(report.measurements), color)
     if lines:
         lines.append("")
-    for finding in sorted_findings(report):
+    for finding in shown_findings(report):
         lines.extend(_block(finding, color))
         lines.append("")
     lines.extend(f"note: {_clean(note)}" for note in report.notes)
