@@ -52,14 +52,17 @@ class Finding:
     """Pipeline throughput with the fix over without it, measured."""
     end_to_end_gain: float | None = None
     """What training could gain: min(fixed, ceiling) / min(current, ceiling)."""
+    cell: int | None = None
+    """In a notebook: the cell (1-based, over every cell); ``line`` and ``column`` are then
+    counted inside that cell, as ruff reports notebooks."""
 
     def sort_key(self) -> tuple:
-        return (self.path or "", self.line or 0, self.column or 0, self.rule)
+        return (self.path or "", self.cell or 0, self.line or 0, self.column or 0, self.rule)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["severity"] = self.severity.label
-        for key in ("gain", "end_to_end_gain"):
+        for key in ("gain", "end_to_end_gain", "cell"):
             if data[key] is None:
                 del data[key]
         return data
