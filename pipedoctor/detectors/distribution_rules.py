@@ -1,7 +1,10 @@
 """Detectors for the distributed-training rules (PD2xx), written against ``TrainingSetup``.
 
-The static front end fills the setup from what the source shows (constants, scopes); the live
-check fills it from the real strategy and model. The rules do not care which.
+The live check fills the setup from the one job it runs, and a rule judges it whole. The static
+front end fills it from the source, where one file may hold several trainings with and without
+a strategy: there each training the code starts is a ``training`` fact carrying the strategy
+that reaches it, and a rule judges the trainings whose strategy kind its rule file names
+(``strategies``).
 """
 
 from __future__ import annotations
@@ -10,6 +13,27 @@ from collections.abc import Iterator
 
 from pipedoctor.pipeline import Fact, TrainingSetup
 from pipedoctor.rules import Context, Hit, detector
+
+TRAINING_ENDS = ("training", "unknown")
+
+
+def trainings(context: Context) -> list[Fact]:
+    """Static: the trainings a data-parallel strategy of the rule's kinds reaches."""
+    return [
+        fact
+        for fact in context.analysis.training.of("training")
+        if fact.get("end") in TRAINING_ENDS
+        and fact.get("strategy_kind") in context.strategies
+        and fact.get("data_parallel")
+    ]
+
+
+def batches_of(setup: TrainingSetup, training: Fact) -> list[Fact]:
+    return [setup.facts[i] for i in training.get("batches", ())]
+
+
+def constant(batch: Fact) -> bool:
+    return bool(batch.get("value")) and not batch.get("replicas") and not batch.get("live")
 
 
 def multi_replica(setup: TrainingSetup) -> list[Fact]:
@@ -40,36 +64,67 @@ def per_replica_batch(setup: TrainingSetup) -> tuple[float, str] | None:
     return best
 
 
+def batch_message(value: int, strategy: str) -> str:
+    return (
+        f"Global batch {value} is a constant under {strategy}: each replica gets {value}/N, "
+        "so adding devices shrinks every device's batch instead of growing the global one."
+    )
+
+
 @detector("PD202")
 def batch_not_scaled(context: Context) -> Iterator[Hit]:
     setup = context.analysis.training
+    if setup.static:
+        seen: set[object] = set()
+        for training in trainings(context):
+            for batch in batches_of(setup, training):
+                if constant(batch) and batch.location not in seen:
+                    seen.add(batch.location)
+                    message = batch_message(batch.get("value"), training.get("strategy"))
+                    yield Hit(batch.location, message)
+        return
     if not multi_replica(setup):
         return
     for fact in setup.of("batch"):
-        if fact.get("value") and not fact.get("replicas") and not fact.get("live"):
-            yield Hit(
-                fact.location,
-                f"Global batch {fact.get('value')} is a constant under "
-                f"{strategy_name(setup)}: each replica gets {fact.get('value')}/N, so adding "
-                "devices shrinks every device's batch instead of growing the global one.",
-            )
+        if constant(fact):
+            yield Hit(fact.location, batch_message(fact.get("value"), strategy_name(setup)))
+
+
+def unscaled_lr(fact: Fact) -> Hit | None:
+    if fact.get("lr") not in ("constant", "default") or fact.get("warmup"):
+        return None
+    value = fact.get("value")
+    rate = f"learning rate {value}" if value is not None else "its default learning rate"
+    return Hit(
+        fact.location,
+        f"`{fact.get('name')}` uses {rate}, not scaled with the replica count, and no "
+        "warm-up: when the global batch is scaled with the devices, the step size "
+        "stays the same.",
+    )
 
 
 @detector("PD203")
 def lr_not_scaled(context: Context) -> Iterator[Hit]:
     setup = context.analysis.training
+    if setup.static:
+        seen: set[object] = set()
+        for training in trainings(context):
+            batches = batches_of(setup, training)
+            sized = any(b.get("replicas") or constant(b) for b in batches)
+            if not sized or training.get("lr_callback") or training.get("lr_unseen"):
+                continue  # the batch is not seen to grow, or a callback sets the rate
+            for index in training.get("optimizers", ()):
+                hit = unscaled_lr(setup.facts[index])
+                if hit is not None and hit.location not in seen:
+                    seen.add(hit.location)
+                    yield hit
+        return
     if not multi_replica(setup):
         return
     for fact in setup.of("optimizer"):
-        if fact.get("lr") in ("constant", "default") and not fact.get("warmup"):
-            value = fact.get("value")
-            rate = f"learning rate {value}" if value is not None else "its default learning rate"
-            yield Hit(
-                fact.location,
-                f"`{fact.get('name')}` uses {rate}, not scaled with the replica count, and no "
-                "warm-up: when the global batch is scaled with the devices, the step size "
-                "stays the same.",
-            )
+        hit = unscaled_lr(fact)
+        if hit is not None:
+            yield hit
 
 
 @detector("PD204")
@@ -77,6 +132,12 @@ def small_replica_batchnorm(context: Context) -> Iterator[Hit]:
     setup = context.analysis.training
     if not multi_replica(setup):
         return
+    if setup.static:
+        reached = [b for t in trainings(context) for b in batches_of(setup, t)]
+        if not reached:
+            return
+        setup = TrainingSetup([*reached, *setup.of("replicas"), *setup.of("batchnorm")])
+        setup.facts += [f for f in context.analysis.training.of("strategy")]
     implied = per_replica_batch(setup)
     if implied is None or implied[0] >= context.param("min_per_replica_batch"):
         return
@@ -98,12 +159,20 @@ def created_outside_scope(context: Context) -> Iterator[Hit]:
     what = {"model": "The model", "optimizer": "The optimizer"}
     for kind, label in what.items():
         for fact in setup.of(kind):
-            if not fact.get("in_scope") and not fact.get("from_compile"):
-                yield Hit(
-                    fact.location,
-                    f"{label} is created outside `strategy.scope()` of {strategy_name(setup)}: "
-                    "its variables are not mirrored across replicas.",
-                )
+            if setup.static:
+                # only a model or optimizer a strategy then trains with (see static.reach)
+                if not fact.get("tied"):
+                    continue
+                strategy = fact.get("strategy")
+            elif fact.get("in_scope") or fact.get("from_compile"):
+                continue
+            else:
+                strategy = strategy_name(setup)
+            yield Hit(
+                fact.location,
+                f"{label} is created outside `strategy.scope()` of {strategy}: "
+                "its variables are not mirrored across replicas.",
+            )
 
 
 @detector("PD206")
@@ -187,6 +256,8 @@ def autoshard_data(context: Context) -> Iterator[Hit]:
                 "files as workers.",
             )
     for fact in setup.of("autoshard"):
+        if fact.get("applied") is False:
+            continue  # options no training dataset uses
         if fact.get("policy") in ("DATA", "OFF"):
             yield Hit(
                 fact.location,

@@ -168,6 +168,57 @@ def is_elementwise(name: str) -> bool:
     return name == "tensorflow.image.convert_image_dtype"
 
 
+_CHEAP = frozenset(
+    [
+        "expand_dims",
+        "squeeze",
+        "reshape",
+        "transpose",
+        "identity",
+        "one_hot",
+        "stack",
+        "concat",
+        "zeros_like",
+        "ones_like",
+        "ensure_shape",
+        "shape",
+        "gather",
+        "where",
+        "equal",
+        "not_equal",
+        "logical_and",
+        "logical_or",
+        "logical_not",
+        "greater",
+        "less",
+        "argmax",
+        "reduce_max",
+        "reduce_min",
+        "reduce_mean",
+        "reduce_sum",
+        "to_number",
+        "newaxis",
+        "constant",
+        "range",
+        "size",
+        "tile",
+        "normal",
+        "uniform",
+    ]
+)
+CHEAP_LAYERS = frozenset({"Rescaling", "Normalization"})
+"""Keras preprocessing layers that only scale or shift their input."""
+CHEAP_BUILTINS = frozenset({"int", "float", "bool", "str", "dict", "tuple", "list", "len", "zip"})
+
+
+def is_cheap(name: str) -> bool:
+    """Ops that pick, reshape, cast or do arithmetic: a ``map`` of only these is cheap."""
+    return (
+        is_elementwise(name)
+        or name.startswith("tensorflow.") and name.rsplit(".", 1)[-1] in _CHEAP
+    )
+
+
 def is_decode(name: str) -> bool:
     """Decode, parse or resize: the deterministic expensive work that caching saves."""
     short = name.rsplit(".", 1)[-1]

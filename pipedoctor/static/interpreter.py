@@ -4,12 +4,17 @@ It follows only what it has seen created (a ``tf.data`` source, a strategy, a Ke
 objects that merely look alike (pandas, torch loaders, Hugging Face datasets, user classes with
 ``.map``) stay opaque and draw no findings. Helper functions and methods are analysed at their
 call sites with the argument values seen there; functions nobody in the module calls are
-analysed on their own, their parameters unknown (or a dataset, when annotated as one).
+analysed on their own, their parameters unknown (a default is not the value when callers
+elsewhere pass their own) or a dataset, when annotated as one.
+
+Where each dataset ends up is :mod:`pipedoctor.static.flow`'s business and which training a
+strategy reaches is :mod:`pipedoctor.static.reach`'s: the interpreter reports uses to them.
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -27,8 +32,10 @@ from pipedoctor.pipeline import (
     Stage,
     TrainingSetup,
 )
-from pipedoctor.static import api
+from pipedoctor.static import api, flow
+from pipedoctor.static.flow import DataFlow, datasets_in
 from pipedoctor.static.names import canonical, dotted_name, import_table
+from pipedoctor.static.reach import UNSEEN_SCOPE, StrategyReach, batch_facts_of
 from pipedoctor.static.values import (
     AUTOTUNE_VALUE,
     OPAQUE,
@@ -42,6 +49,7 @@ from pipedoctor.static.values import (
     Obj,
     Ref,
     Seq,
+    Stream,
     Unknown,
     Value,
 )
@@ -50,14 +58,35 @@ MAX_DEPTH = 4
 """How deep helper calls are followed; beyond it a call's result is unknown."""
 MAX_STEPS = 60_000
 """Expressions evaluated per module before the rest is treated as unknown (keeps lint fast)."""
-SINK_STRENGTH = {"variable": 1, "return": 2, "fit": 3}
-INSPECTING_BUILTINS = frozenset(
-    {"print", "list", "next", "iter", "len", "enumerate", "tuple", "sorted", "repr", "str"}
-)
 CHIEF_WORDS = ("chief", "task_id", "task_type", "worker_index", "rank")
 
 DATASET_FUNCTION_CALLS = frozenset(
     {"map", "interleave", "flat_map", "filter", "parallel_interleave", "map_and_batch"}
+)
+DISCARDABLE = frozenset(
+    {
+        "shuffle",
+        "prefetch",
+        "prefetch_to_device",
+        "batch",
+        "padded_batch",
+        "cache",
+        "repeat",
+        "take",
+        "skip",
+        "shard",
+        "with_options",
+        "unbatch",
+        "rebatch",
+        "apply",
+        "snapshot",
+    }
+)
+"""Transformations with no effect but their result: as a bare statement they do nothing
+(``map``, ``filter`` and ``interleave`` at least trace their function, which tests rely on)."""
+EVALUATING_METHODS = frozenset({"evaluate", "predict", "predict_on_batch", "test_on_batch"})
+INSPECTING_METHODS = frozenset(
+    {"element_spec", "cardinality", "reduce", "get_single_element", "take_while", "unique"}
 )
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 RELEVANT_WORD = re.compile(r"Dataset|dataset|Strategy|strategy|tfds|^ds$|^fit$")
@@ -84,13 +113,6 @@ class Frame:
         return None
 
 
-def _key(pipeline: Pipeline) -> tuple:
-    return tuple(
-        (s.op, s.location.line, s.location.column) if s.location else (s.op,)
-        for s in pipeline.stages
-    )
-
-
 class ModuleInterpreter:
     """Walks one parsed module and collects its pipelines and training-setup facts."""
 
@@ -102,20 +124,30 @@ class ModuleInterpreter:
         self.memo: dict[tuple, Value] = {}
         self.imports = import_table(tree)
         self.module = Frame()
-        self.training = TrainingSetup()
-        self.created: list[Pipeline] = []
-        self.sinks: dict[tuple, str] = {}
+        self.training = TrainingSetup(static=True)
+        self.flow = DataFlow(exports_module_names=not path.endswith(".ipynb"))
+        self.reach = StrategyReach(self.training)
+        self.stage_batches: dict[int, int] = {}
+        """id(batch stage) → index of its ``batch`` fact."""
+        self.stage_options: dict[int, int] = {}
+        """id(with_options stage) → identity of the ``tf.data.Options`` it applies."""
+        self.discarded: list[Stage] = []
+        self.loops: list[set[str]] = []
+        """Words of the bodies of the loops the code is in, innermost last."""
+        self.ids = itertools.count(1)
         self.steps = 0
         self.stack: list[ast.AST] = []
         self.executed: set[ast.AST] = set()
         self.map_functions: set[ast.AST] = set()
-        self.scope_depth = 0
+        self.standalone: ast.AST | None = None
         self.chief_depth = 0
         self.inspecting = 0
 
     # ----------------------------------------------------------------------------- driver
 
     def run(self) -> Analysis:
+        if flow.is_test_module(self.path, self.tree):
+            return Analysis(self.path)  # unit tests are not the training path
         self.hoist(self.tree.body, self.module)
         if self.text is None or "update_state" in self.text:
             self.scan_metrics()
@@ -125,7 +157,27 @@ class ModuleInterpreter:
         for function, owner in self.entry_functions():
             if function in relevant and function not in self.executed | self.map_functions:
                 self.run_standalone(function, owner)
-        return Analysis(self.path, self.final_pipelines(), self.training)
+        pipelines = self.flow.judged()
+        for pipeline in pipelines:
+            if pipeline.ends == {"unknown"}:
+                batches = batch_facts_of(pipeline, self.stage_batches)
+                strategy = self.flow.strategy_of(pipeline)
+                self.reach.exported(pipeline.last.location, batches, strategy)
+        self.reach.finish()
+        self.mark_applied_options(pipelines)
+        return Analysis(self.path, pipelines, self.training, self.discarded)
+
+    def mark_applied_options(self, pipelines: list[Pipeline]) -> None:
+        """An auto-shard policy counts where its options reach a dataset that trains."""
+        applied = {
+            self.stage_options[id(stage)]
+            for pipeline in pipelines
+            if pipeline.ends & {"training", "unknown"}
+            for stage in pipeline.walk()
+            if id(stage) in self.stage_options
+        }
+        for fact in self.training.of("autoshard"):
+            fact.data["applied"] = fact.get("options") in applied
 
     def scan_metrics(self) -> None:
         """Metric classes whose ``update_state`` mutates plain Python attributes (PD206)."""
@@ -253,38 +305,13 @@ class ModuleInterpreter:
         return {name for name, n in counts.items() if n > 1}
 
     def run_standalone(self, function: FunctionNode, owner: ClassInfo | None) -> None:
+        """Analyse a function nobody in the module calls: what it returns ends elsewhere."""
         bound: tuple[Value, ...] = (Instance(owner),) if owner is not None else ()
-        self.call(Func(function, self.module, bound=bound, owner=owner), [], {})
-
-    def final_pipelines(self) -> list[Pipeline]:
-        """Created pipelines that nothing extends, each with its strongest sink."""
-        extended: set[tuple] = set()
-
-        def mark(pipeline: Pipeline, whole: bool) -> None:
-            key = _key(pipeline)
-            for end in range(1, len(key) + (1 if whole else 0)):
-                extended.add(key[:end])
-            for stage in pipeline.stages:
-                for upstream in stage.inputs:
-                    mark(upstream, True)
-
-        for pipeline in self.created:
-            mark(pipeline, False)
-        leaves: list[Pipeline] = []
-        seen: set[tuple] = set()
-        for pipeline in self.created:
-            key = _key(pipeline)
-            if key in extended:
-                continue
-            identity = (
-                key,
-                tuple(repr(sorted(s.params.items(), key=str)) for s in pipeline.stages),
-            )
-            if identity in seen:
-                continue
-            seen.add(identity)
-            leaves.append(pipeline.with_sink(self.sinks[key]) if key in self.sinks else pipeline)
-        return leaves
+        self.standalone = function
+        try:
+            self.call(Func(function, self.module, bound=bound, owner=owner), [], {})
+        finally:
+            self.standalone = None
 
     # ----------------------------------------------------------------------------- helpers
 
@@ -303,22 +330,31 @@ class ModuleInterpreter:
             end_col + 1 if end_col is not None else None,
         )
 
-    def sink(self, value: Value, kind: str) -> None:
-        if isinstance(value, Pipeline):
-            key = _key(value)
-            if SINK_STRENGTH[kind] > SINK_STRENGTH.get(self.sinks.get(key, ""), 0):
-                self.sinks[key] = kind
-        elif isinstance(value, Seq):
-            for item in value.items:
-                self.sink(item, kind)
-
     def new_pipeline(self, pipeline: Pipeline) -> Pipeline:
         if not self.inspecting:
-            self.created.append(pipeline)
+            self.flow.create(pipeline)
         return pipeline
 
-    def fact(self, kind: str, node: ast.AST, **data: Any) -> None:
-        self.training.add(kind, self.location(node), in_scope=self.scope_depth > 0, **data)
+    def fact(self, kind: str, node: ast.AST, **data: Any) -> int:
+        """Record a training-setup fact; returns its index."""
+        self.training.add(kind, self.location(node), in_scope=bool(self.reach.scopes), **data)
+        return len(self.training.facts) - 1
+
+    def loop_end(self) -> str:
+        """What the innermost loop the code is in does with a dataset it pulls from."""
+        if not self.loops:
+            return "inspection"
+        return flow.loop_end(self.loops[-1], self.loops[:-1])
+
+    def trained(self, node: ast.AST, value: Value, end: str, **context: Any) -> None:
+        """A dataset handed to training: tell the strategy reach which batches it trains on."""
+        if end != "training":
+            return
+        batches: list[int] = []
+        for pipeline in datasets_in(value):
+            batches += batch_facts_of(pipeline, self.stage_batches)
+        strategy = value.strategy if isinstance(value, Stream) else None
+        self.reach.trained(self.location(node), end, batches, strategy=strategy, **context)
 
     # ----------------------------------------------------------------------------- statements
 
@@ -361,44 +397,42 @@ class ModuleInterpreter:
                 stmt.target, self.binop(stmt.op, current, self.eval(stmt.value, frame)), frame
             )
         elif isinstance(stmt, ast.Expr):
-            self.eval(stmt.value, frame)
+            value = self.eval(stmt.value, frame)
+            self.note_discarded(stmt.value, value)
         elif isinstance(stmt, ast.Return):
             value = self.eval(stmt.value, frame) if stmt.value is not None else Const(None)
-            self.sink(value, "return")
+            if self.inspecting:
+                return  # a made-up branch's result is not the function's
+            if self.standalone is not None and self.stack == [self.standalone]:
+                self.flow.use(value, "unknown")  # returned to callers the module does not show
             frame.returns.append(value)
         elif isinstance(stmt, ast.If):
-            self.eval(stmt.test, frame)
-            guarded = self.track_chief and self.mentions_chief(stmt.test)
-            self.chief_depth += guarded
-            self.exec_block(stmt.body, frame)
-            self.chief_depth -= guarded
-            self.exec_block(stmt.orelse, frame)
+            self.exec_if(stmt, frame)
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            self.inspecting += 1
-            self.eval(stmt.iter, frame)
-            self.inspecting -= 1
+            iterated = self.eval(stmt.iter, frame)
             self.bind(stmt.target, OPAQUE, frame)
-            self.exec_block(stmt.body, frame)
+            self.exec_loop(stmt.body, frame, iterated, stmt)
             self.exec_block(stmt.orelse, frame)
         elif isinstance(stmt, ast.While):
             self.eval(stmt.test, frame)
-            self.exec_block(stmt.body, frame)
+            self.exec_loop(stmt.body, frame, None, stmt)
             self.exec_block(stmt.orelse, frame)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             scopes = 0
             for item in stmt.items:
                 value = self.eval(item.context_expr, frame)
-                if (
-                    isinstance(value, Obj)
-                    and value.kind == "scope"
-                    or self.is_scope_call(item.context_expr)
-                ):
+                if isinstance(value, Obj) and value.kind == "scope":
+                    self.reach.scopes.append(value.get("strategy", UNSEEN_SCOPE))
+                    scopes += 1
+                elif self.is_scope_call(item.context_expr):
+                    self.reach.scopes.append(UNSEEN_SCOPE)
                     scopes += 1
                 if item.optional_vars is not None:
                     self.bind(item.optional_vars, OPAQUE, frame)
-            self.scope_depth += scopes
-            self.exec_block(stmt.body, frame)
-            self.scope_depth -= scopes
+            try:
+                self.exec_block(stmt.body, frame)
+            finally:
+                del self.reach.scopes[len(self.reach.scopes) - scopes :]
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             self.exec_block(stmt.body, frame)  # type: ignore[attr-defined]
             for handler in stmt.handlers:  # type: ignore[attr-defined]
@@ -415,6 +449,71 @@ class ModuleInterpreter:
             self.eval(stmt.subject, frame)
             for case in stmt.cases:
                 self.exec_block(case.body, frame)
+
+    def exec_if(self, stmt: ast.If, frame: Frame) -> None:
+        """Both branches run; a name either one binds keeps the first branch's dataset, so
+        the main path wins over an ``else`` fallback, and a branch that builds made-up input
+        (``if use_fake_data:``) leaves nothing behind."""
+        self.eval(stmt.test, frame)
+        fake = flow.synthetic_branch(stmt.test)
+        guarded = self.track_chief and self.mentions_chief(stmt.test)
+        before = dict(frame.vars)
+        self.chief_depth += guarded
+        self.exec_branch(stmt.body, frame, fake == "body")
+        self.chief_depth -= guarded
+        if not stmt.orelse:
+            return
+        after_body = frame.vars
+        frame.vars = dict(before)
+        self.exec_branch(stmt.orelse, frame, fake == "orelse")
+        for name, value in after_body.items():
+            if before.get(name) is value:
+                continue  # the first branch left it alone
+            other = frame.vars.get(name)
+            if isinstance(value, Pipeline) or not isinstance(other, Pipeline):
+                frame.vars[name] = value
+
+    def exec_branch(self, body: list[ast.stmt], frame: Frame, fake: bool) -> None:
+        if not fake:
+            self.exec_block(body, frame)
+            return
+        before = dict(frame.vars)
+        self.inspecting += 1
+        try:
+            self.exec_block(body, frame)
+        finally:
+            self.inspecting -= 1
+            frame.vars = before
+
+    def exec_loop(
+        self, body: list[ast.stmt], frame: Frame, iterated: Value | None, node: ast.AST
+    ) -> None:
+        """A loop body, knowing what the loop does; the dataset it iterates ends so."""
+        self.loops.append(flow.body_words(body))
+        try:
+            if isinstance(iterated, (Pipeline, Stream)) or (
+                isinstance(iterated, Seq)
+                and iterated.items
+                and all(isinstance(i, Stream) for i in iterated.items)
+            ):
+                end = self.loop_end()
+                self.flow.use(iterated, end)
+                self.trained(node, iterated, end)
+            self.exec_block(body, frame)
+        finally:
+            self.loops.pop()
+
+    def note_discarded(self, expr: ast.expr, value: Value) -> None:
+        """``ds.shuffle(n)`` as a statement: the transformation's result is thrown away."""
+        if (
+            isinstance(value, Pipeline)
+            and not self.inspecting
+            and isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Attribute)
+            and expr.func.attr in DISCARDABLE
+            and value.last.location == self.location(expr)
+        ):
+            self.discarded.append(value.last)
 
     @staticmethod
     def is_scope_call(expr: ast.expr) -> bool:
@@ -437,7 +536,8 @@ class ModuleInterpreter:
     def bind(self, target: ast.expr, value: Value, frame: Frame) -> None:
         if isinstance(target, ast.Name):
             frame.vars[target.id] = value
-            self.sink(value, "variable")
+            if frame is self.module:
+                self.flow.module_binding(value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = value.items if isinstance(value, Seq) else ()
             for i, element in enumerate(target.elts):
@@ -451,9 +551,14 @@ class ModuleInterpreter:
             base = self.eval(target.value, frame)
             if isinstance(base, Instance):
                 base.cls.attrs[target.attr] = value
-                self.sink(value, "variable")
             elif target.attr == "auto_shard_policy" and isinstance(value, Ref):
-                self.fact("autoshard", target, policy=value.name.rsplit(".", 1)[-1])
+                options = base.receiver if isinstance(base, Method) else None
+                self.fact(
+                    "autoshard",
+                    target,
+                    policy=value.name.rsplit(".", 1)[-1],
+                    options=options.get("id") if isinstance(options, Obj) else None,
+                )
             elif (
                 target.attr == "trainable"
                 and isinstance(base, Obj)
@@ -574,7 +679,8 @@ class ModuleInterpreter:
     def eval_call(self, node: ast.Call, frame: Frame) -> Value:
         callee = self.eval(node.func, frame)
         name = dotted_name(node.func)
-        inspecting = name in INSPECTING_BUILTINS and frame.lookup(name) is None
+        builtin = name if isinstance(callee, Unknown) and frame.lookup(name or "") is None else None
+        inspecting = builtin in flow.INSPECTING_BUILTINS
         self.inspecting += inspecting
         args = [OPAQUE if isinstance(a, ast.Starred) else self.eval(a, frame) for a in node.args]
         kwargs = {kw.arg: self.eval(kw.value, frame) for kw in node.keywords if kw.arg}
@@ -594,7 +700,57 @@ class ModuleInterpreter:
             return self.call(callee, args, kwargs)
         if isinstance(callee, ClassInfo):
             return self.instantiate(node, callee, args, kwargs)
+        if builtin is not None:
+            return self.call_builtin(node, builtin, args, kwargs)
+        self.consumed(node, [name or ""], args, kwargs)
         return OPAQUE
+
+    def call_builtin(
+        self, node: ast.Call, name: str, args: list[Value], kwargs: dict[str, Value]
+    ) -> Value:
+        """Python's own functions on a dataset: looking at it, or passing it on to a loop."""
+        if name in flow.INSPECTING_BUILTINS:
+            for value in [*args, *kwargs.values()]:
+                self.flow.use(value, "inspection")
+            return OPAQUE
+        if name in ("iter", "enumerate", "tqdm") and args:
+            return self.stream(args[0])
+        if name == "zip":
+            streams = [self.stream(a) for a in args]
+            if any(isinstance(s, Stream) for s in streams):
+                return Seq(tuple(streams))
+            return OPAQUE
+        if name == "next" and args:
+            self.pulled(node, args[0])
+            return OPAQUE
+        self.consumed(node, [name], args, kwargs)
+        return OPAQUE
+
+    @staticmethod
+    def stream(value: Value) -> Value:
+        if isinstance(value, Pipeline):
+            return Stream(value)
+        return value if isinstance(value, Stream) else OPAQUE
+
+    def pulled(self, node: ast.AST, value: Value) -> None:
+        """``next(iterator)``: the loop around it says what the element is for."""
+        if isinstance(value, (Pipeline, Stream)):
+            end = self.loop_end()
+            self.flow.use(value, end)
+            self.trained(node, value, end)
+
+    def consumed(
+        self, node: ast.Call, names: list[str], args: list[Value], kwargs: dict[str, Value]
+    ) -> None:
+        """Datasets handed to a call the analysis cannot follow end as its name says."""
+        values = [*args, *kwargs.values()]
+        if not any(True for v in values for _ in datasets_in(v)):
+            return
+        named = [*names, *flow.function_names(values)]
+        end = flow.consumer_end(named, kwargs) or "unknown"
+        for value in values:
+            self.flow.use(value, end)
+        self.trained(node, Seq(tuple(values)), end)
 
     def call(self, func: Func, args: list[Value], kwargs: dict[str, Value]) -> Value:
         """Analyse a module-defined function's body with these arguments (a call site)."""
@@ -605,9 +761,16 @@ class ModuleInterpreter:
         if memo_key is not None and memo_key in self.memo:
             return self.memo[memo_key]
         result = self.run_call(func, args, kwargs)
-        if memo_key is not None:
+        if memo_key is not None and not self.has_identity(result):
             self.memo[memo_key] = result
         return result
+
+    @staticmethod
+    def has_identity(value: Value) -> bool:
+        """Models, optimizers and instances are new objects at every call: never reuse one."""
+        return isinstance(value, Instance) or (
+            isinstance(value, Obj) and value.get("id") is not None
+        )
 
     def memo_key(self, func: Func, args: list[Value], kwargs: dict[str, Value]) -> tuple | None:
         """Calls with only plain arguments give the same result every time: analyse them once
@@ -617,8 +780,10 @@ class ModuleInterpreter:
             return None
         return (
             func.node,
-            self.scope_depth > 0,
+            self.reach.context(),
             self.chief_depth > 0,
+            bool(self.inspecting),
+            bool(self.loops),
             repr(values),
             tuple(kwargs),
             tuple(k for k, _ in func.bound_kwargs),
@@ -662,7 +827,7 @@ class ModuleInterpreter:
                 value = args[i]
             elif param.arg in kwargs:
                 value = kwargs[param.arg]
-            elif default is not None:
+            elif default is not None and not (node is self.standalone and not self.stack):
                 value = self.eval(default, frame.parent or self.module)
             else:
                 value = OPAQUE
@@ -686,7 +851,7 @@ class ModuleInterpreter:
     ) -> Value:
         instance = Instance(cls)
         if self.is_model(instance):
-            self.fact("model", node, name=cls.node.name)
+            self.reach.model_created(instance, self.fact("model", node, name=cls.node.name))
         init = cls.methods.get("__init__")
         if init is not None:
             self.call(Func(init, self.module, (instance,), owner=cls), args, kwargs)
@@ -703,32 +868,114 @@ class ModuleInterpreter:
         if isinstance(receiver, Pipeline):
             if name in api.TRANSFORMATIONS:
                 return self.transform(node, receiver, name, args, kwargs)
+            return self.dataset_method(receiver, name)
+        if isinstance(receiver, Stream):
+            if name in ("get_next", "__next__", "get_next_as_optional"):
+                self.pulled(node, receiver)
             return OPAQUE
-        if name in api.TRAINING_SINKS:
-            for value in args[:1] + [
-                kwargs.get("x", OPAQUE),
-                kwargs.get("validation_data", OPAQUE),
-            ]:
-                self.sink(value, "fit")
-            if name == "fit" and "batch_size" in kwargs:
-                self.batch_fact(node, kwargs["batch_size"], "fit")
+        input_fn = kwargs.get("input_fn", args[0] if args else None)
+        if name in ("train", "evaluate", "predict") and isinstance(input_fn, Func):
+            return self.estimator_call(node, receiver, name, input_fn)
+        if name in ("fit", "fit_generator"):
+            return self.fit(node, receiver, args, kwargs)
+        if name in EVALUATING_METHODS:
+            for value in (*args[:1], kwargs.get("x", OPAQUE)):
+                self.flow.use(value, "evaluation")
             return OPAQUE
-        if isinstance(receiver, Obj) and receiver.kind == "strategy":
-            if name == "scope":
-                return Obj("scope", receiver.name)
-            if name == "distribute_datasets_from_function" and args and isinstance(args[0], Func):
-                self.sink(self.call(args[0], [OPAQUE], {}), "fit")
+        if name in ("experimental_distribute_dataset", "distribute_datasets_from_function"):
+            return self.distributed(receiver, name, args)
+        if name == "create_per_worker_dataset" and args and isinstance(args[0], Func):
+            dataset = self.call(args[0], [OPAQUE], {})
+            strategy = receiver.get("strategy") if isinstance(receiver, Obj) else None
+            if isinstance(dataset, Pipeline):
+                return Stream(dataset, strategy if isinstance(strategy, Obj) else None)
             return OPAQUE
+        if isinstance(receiver, Obj) and receiver.kind == "strategy" and name == "scope":
+            return Obj("scope", receiver.name, (("strategy", receiver),))
+        if isinstance(receiver, Obj) and receiver.kind == "distribution" and name == "scope":
+            return Obj("scope", receiver.name, (("strategy", receiver.get("strategy")),))
         if name == "compile" and self.is_model(receiver):
-            self.fact("compile", node)
-            optimizer = kwargs.get("optimizer", args[0] if args else OPAQUE)
-            if isinstance(optimizer, Const) and isinstance(optimizer.value, str):
-                self.fact("optimizer", node, name=optimizer.value, lr="default", from_compile=True)
+            self.compile(node, receiver, kwargs.get("optimizer", args[0] if args else OPAQUE))
             return OPAQUE
         if name in ("save", "save_weights") and self.is_model(receiver):
             path = kwargs.get("filepath", args[0] if args else OPAQUE)
             self.write_fact(node, name, path)
+            return OPAQUE
+        self.consumed(node, [name], args, kwargs)
         return OPAQUE
+
+    def dataset_method(self, pipeline: Pipeline, name: str) -> Value:
+        """A ``Dataset`` method that is no transformation: iterating, saving, looking."""
+        if name in ("as_numpy_iterator", "__iter__"):
+            return Stream(pipeline)
+        if name in ("save", "snapshot"):
+            self.flow.use(pipeline, "export")
+        elif name in ("make_one_shot_iterator", "make_initializable_iterator"):
+            self.flow.use(pipeline, "unknown")  # TF1: the tensors feed a graph we cannot see
+        else:
+            self.flow.use(pipeline, "inspection")
+        return OPAQUE
+
+    def fit(
+        self, node: ast.Call, model: Value, args: list[Value], kwargs: dict[str, Value]
+    ) -> Value:
+        """``model.fit(x, validation_data=...)``: what trains, under which strategy."""
+        x = kwargs.get("x", args[0] if args else OPAQUE)
+        self.flow.use(x, "training")
+        self.flow.use(kwargs.get("validation_data", OPAQUE), "validation")
+        batches: list[int] = []
+        if "batch_size" in kwargs:
+            batches.append(self.batch_fact(node, kwargs["batch_size"], "fit"))
+        for pipeline in datasets_in(x):
+            batches += batch_facts_of(pipeline, self.stage_batches)
+        self.reach.trained(
+            self.location(node),
+            "training",
+            batches,
+            model=model,
+            strategy=x.strategy if isinstance(x, Stream) else None,
+            callbacks=kwargs.get("callbacks"),
+        )
+        return OPAQUE
+
+    def estimator_call(self, node: ast.Call, estimator: Value, name: str, input_fn: Func) -> Value:
+        """``estimator.train(input_fn=...)``: the function's dataset trains (or evaluates)."""
+        dataset = self.call(input_fn, [], {})
+        end = "training" if name == "train" else "evaluation"
+        self.flow.use(dataset, end)
+        if end == "training":
+            strategy = estimator.get("strategy") if isinstance(estimator, Obj) else None
+            batches = [
+                i for p in datasets_in(dataset) for i in batch_facts_of(p, self.stage_batches)
+            ]
+            if isinstance(strategy, Obj):
+                self.reach.used_by_estimator(strategy)
+            self.reach.trained(
+                self.location(node),
+                end,
+                batches,
+                strategy=strategy if isinstance(strategy, Obj) else None,
+            )
+        return OPAQUE
+
+    def distributed(self, receiver: Value, name: str, args: list[Value]) -> Value:
+        """A dataset a strategy distributes: what the code does with it decides its end."""
+        strategy = receiver if isinstance(receiver, Obj) and receiver.kind == "strategy" else None
+        dataset: Value = args[0] if args else OPAQUE
+        if name == "distribute_datasets_from_function":
+            dataset = self.call(dataset, [OPAQUE], {}) if isinstance(dataset, Func) else OPAQUE
+        if isinstance(dataset, Pipeline):
+            return Stream(dataset, strategy)
+        return OPAQUE
+
+    def compile(self, node: ast.Call, model: Value, optimizer: Value) -> None:
+        self.fact("compile", node)
+        string_fact = None
+        if isinstance(optimizer, Const) and isinstance(optimizer.value, str):
+            string_fact = self.fact(
+                "optimizer", node, name=optimizer.value, lr="default", from_compile=True
+            )
+        self.reach.compiled(model, optimizer, string_fact)
 
     @staticmethod
     def is_model(value: Value) -> bool:
@@ -742,11 +989,11 @@ class ModuleInterpreter:
         fixed = isinstance(path, Const) and isinstance(path.value, str)
         self.fact("write", node, call=kind, fixed=fixed, chief_guarded=self.chief_depth > 0)
 
-    def batch_fact(self, node: ast.Call, size: Value, where: str) -> None:
+    def batch_fact(self, node: ast.Call, size: Value, where: str) -> int:
         value = size.value if isinstance(size, Const) and isinstance(size.value, int) else None
         replicas = isinstance(size, Unknown) and size.replicas
         per_replica = size.per_replica if isinstance(size, Unknown) else None
-        self.fact(
+        return self.fact(
             "batch", node, value=value, replicas=replicas, per_replica=per_replica, where=where
         )
 
@@ -778,9 +1025,14 @@ class ModuleInterpreter:
             fn = self.function_facts(params.pop("map_func", params.pop("predicate", None)))
         if op in ("concatenate", "zip"):
             inputs = tuple(self.dataset_inputs(args))
-        if op == "batch" or op == "padded_batch":
-            self.batch_fact(node, self.raw_arg(op, "batch_size", args, kwargs), "batch")
         stage = Stage(op, self.to_params(params), fn, inputs, self.location(node))
+        if op == "batch" or op == "padded_batch":
+            size = self.raw_arg(op, "batch_size", args, kwargs)
+            self.stage_batches[id(stage)] = self.batch_fact(node, size, "batch")
+        if op == "with_options":
+            options = self.raw_arg(op, "options", args, kwargs)
+            if isinstance(options, Obj) and options.kind == "options":
+                self.stage_options[id(stage)] = options.get("id")
         return self.new_pipeline(pipeline.then(stage))
 
     def raw_arg(self, op: str, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -833,6 +1085,16 @@ class ModuleInterpreter:
         plural = name.endswith("s") or any(w in name for w in ("files", "pattern", "glob", "list"))
         return Files(None) if plural else Files(1)
 
+    @staticmethod
+    def literal_count(value: Value) -> int | None:
+        """How many elements ``from_tensor_slices`` of a written-out list (or a tuple of
+        them) gives; None when the list is not written out."""
+        if isinstance(value, Seq) and value.items and isinstance(value.items[0], Seq):
+            value = value.items[0]
+        if isinstance(value, Seq) and all(isinstance(i, Const) for i in value.items):
+            return len(value.items)
+        return None
+
     def dataset_inputs(self, args: list[Value]) -> Iterator[Pipeline]:
         for value in args:
             if isinstance(value, Pipeline):
@@ -856,6 +1118,10 @@ class ModuleInterpreter:
                 else next((k.value for k in node.keywords if k.arg == "filenames"), None)
             )
             converted["filenames"] = self.files(params["filenames"], syntax)
+        if op == "from_tensor_slices" and args:
+            count = self.literal_count(args[0])
+            if count is not None:
+                converted["elements"] = count
         stage = Stage(op, converted, fn, inputs, self.location(node))
         pipeline = self.new_pipeline(Pipeline((stage,)))
         if op == "tfds.load":
@@ -880,39 +1146,93 @@ class ModuleInterpreter:
             return self.source(node, api.SOURCES[name], args, kwargs)
         short = name.rsplit(".", 1)[-1]
         if name == "tensorflow.distribute.get_strategy":
-            return Obj("strategy", "default")
+            return UNSEEN_SCOPE
         if name.startswith("tensorflow.distribute.") and short in api.STRATEGIES:
-            self.fact("strategy", node, name=short, multi=short in api.MULTI_REPLICA_STRATEGIES)
-            return Obj("strategy", short)
+            return self.reach.new_strategy(short, self.location(node))
+        if name.startswith("keras.distribution."):
+            return self.keras_distribution(node, short, args)
         if name == "tensorflow.data.Options":
-            return Obj("options", short)
+            return Obj("options", short, (("id", next(self.ids)),))
+        if name.startswith(("tensorflow.estimator.", "keras.estimator.")):
+            return self.estimator_api(node, short, args, kwargs)
+        if name == "tensorflow_datasets.as_numpy" and args:
+            return self.stream(args[0])
+        if short == "ClusterCoordinator":
+            strategy = kwargs.get("strategy", args[0] if args else OPAQUE)
+            return Obj("coordinator", short, (("strategy", strategy),))
+        if short == "DatasetCreator" and args and isinstance(args[0], Func):
+            return self.stream(self.call(args[0], [OPAQUE], {}))
         if name.startswith("tensorflow.data.experimental.") and short[:1].islower():
+            if short in ("save", "make_one_shot_iterator"):
+                self.flow.use(
+                    args[0] if args else OPAQUE, "export" if short == "save" else "unknown"
+                )
+                return OPAQUE
             params = self.params(short, args, kwargs)
             return Obj("transform", short, tuple(params.items()))
         if name.startswith("keras.optimizers.schedules."):
             warmup = "warmup" in short.lower() or "warmup_steps" in kwargs
             return Obj("schedule", short, (("warmup", warmup),))
         if name.startswith("keras.optimizers.") and short[:1].isupper():
-            self.optimizer_fact(node, short, kwargs.get("learning_rate", args[0] if args else None))
-            return Obj("optimizer", short)
-        if name == "keras.callbacks.ModelCheckpoint":
-            self.write_fact(
-                node, "ModelCheckpoint", kwargs.get("filepath", args[0] if args else OPAQUE)
-            )
+            optimizer = Obj("optimizer", short, (("id", next(self.ids)),))
+            lr = kwargs.get("learning_rate", args[0] if args else None)
+            self.reach.optimizer_created(optimizer, self.optimizer_fact(node, short, lr))
+            return optimizer
+        if name.startswith("keras.callbacks.") and short[:1].isupper():
+            if short == "ModelCheckpoint":
+                path = kwargs.get("filepath", args[0] if args else OPAQUE)
+                self.write_fact(node, "ModelCheckpoint", path)
             return Obj("callback", short)
         if name in api.LOADED_MODELS:
-            return Obj("model", short)
+            return Obj("model", short, (("id", next(self.ids)),))
         if name in api.KERAS_MODELS or name.startswith("keras.applications."):
             layers = [v for v in self.flatten(args) if isinstance(v, Obj) and v.kind == "layer"]
             random = any(self.is_random_layer(v) for v in layers)
+            model = Obj("model", short, (("random", random), ("id", next(self.ids))))
             if not (layers and all(self.is_random_layer(v) for v in layers)):
-                self.fact("model", node, name=short)  # an all-augmentation Sequential is no model
-            return Obj("model", short, (("random", random),))
+                # an all-augmentation Sequential is no model
+                self.reach.model_created(model, self.fact("model", node, name=short))
+            return model
         if name.startswith("keras.layers."):
             return self.layer(node, name, kwargs)
+        self.consumed(node, [name], args, kwargs)
         return OPAQUE
 
-    def optimizer_fact(self, node: ast.Call, name: str, lr: Value | None) -> None:
+    def keras_distribution(self, node: ast.Call, short: str, args: list[Value]) -> Value:
+        """The Keras distribution API: ``DataParallel``/``ModelParallel`` and the global
+        ``set_distribution`` every later model and ``fit`` runs under."""
+        if short in ("DataParallel", "ModelParallel"):
+            strategy = self.reach.new_strategy(short, self.location(node))
+            return Obj("distribution", short, (("strategy", strategy),))
+        if short == "set_distribution" and args and isinstance(args[0], Obj):
+            self.reach.distribution = args[0].get("strategy")
+        return OPAQUE
+
+    def estimator_api(
+        self, node: ast.Call, short: str, args: list[Value], kwargs: dict[str, Value]
+    ) -> Value:
+        """``RunConfig(train_distribute=...)``, Estimators built with it, and the specs of
+        ``train_and_evaluate`` whose ``input_fn`` trains or evaluates."""
+        if short == "RunConfig":
+            strategy = kwargs.get("train_distribute", OPAQUE)
+            self.reach.used_by_estimator(strategy)
+            self.reach.used_by_estimator(kwargs.get("eval_distribute", OPAQUE))
+            return Obj("runconfig", short, (("strategy", strategy),))
+        if short in ("TrainSpec", "EvalSpec"):
+            input_fn = kwargs.get("input_fn", args[0] if args else None)
+            if isinstance(input_fn, Func):
+                self.flow.use(
+                    self.call(input_fn, [], {}),
+                    "training" if short == "TrainSpec" else "evaluation",
+                )
+            return OPAQUE
+        if "Estimator" in short or short == "model_to_estimator":
+            config = kwargs.get("config", OPAQUE)
+            strategy = config.get("strategy") if isinstance(config, Obj) else None
+            return Obj("estimator", short, (("strategy", strategy),))
+        return OPAQUE
+
+    def optimizer_fact(self, node: ast.Call, name: str, lr: Value | None) -> int:
         if lr is None:
             kind, warmup = "default", False
         elif isinstance(lr, Obj) and lr.kind == "schedule":
@@ -924,7 +1244,7 @@ class ModuleInterpreter:
         else:
             kind, warmup = "unknown", False
         value = lr.value if isinstance(lr, Const) else None
-        self.fact("optimizer", node, name=name, lr=kind, value=value, warmup=warmup)
+        return self.fact("optimizer", node, name=name, lr=kind, value=value, warmup=warmup)
 
     def layer(self, node: ast.Call, name: str, kwargs: dict[str, Value]) -> Value:
         random, augments = api.random_layer(name)
@@ -971,6 +1291,7 @@ class ModuleInterpreter:
                 python=name in api.PYTHON_CALLS,
                 elementwise=api.is_elementwise(name),
                 calls=frozenset({name}),
+                cheap=api.is_cheap(name),
             )
         if isinstance(value, Obj) and value.kind in ("layer", "model"):
             random = bool(value.get("random"))
@@ -1001,12 +1322,16 @@ class FunctionInspector:
         calls: set[str] = set()
         merged = FunctionFacts(elementwise=self.elementwise(node))
         decodes = random = augments = python = False
+        cheap = True
         reader = None
         for stmt in body:
             for sub in ast.walk(stmt):
+                if isinstance(sub, (ast.For, ast.While, ast.comprehension)):
+                    cheap = False
                 if not isinstance(sub, ast.Call):
                     continue
                 callee = self.interpreter.eval(sub.func, frame)
+                cheap &= self.cheap_call(sub, callee)
                 if isinstance(callee, Ref):
                     name = callee.name
                     calls.add(name)
@@ -1025,15 +1350,18 @@ class FunctionInspector:
                     if callee.get("random"):
                         random = True
                         augments |= bool(callee.get("augments", True))
-                elif isinstance(callee, Func) and self.depth < self.MAX_NESTING:
-                    if callee.node is not node:
-                        inner = FunctionInspector(self.interpreter, callee, self.depth + 1).facts()
-                        calls |= inner.calls
-                        decodes |= inner.decodes
-                        random |= inner.random
-                        augments |= inner.augments_images
-                        python |= inner.python
-                        reader = reader or inner.reader
+                elif isinstance(callee, Func):
+                    if self.depth >= self.MAX_NESTING or callee.node is node:
+                        cheap = False
+                        continue
+                    inner = FunctionInspector(self.interpreter, callee, self.depth + 1).facts()
+                    cheap &= inner.cheap
+                    calls |= inner.calls
+                    decodes |= inner.decodes
+                    random |= inner.random
+                    augments |= inner.augments_images
+                    python |= inner.python
+                    reader = reader or inner.reader
         return replace(
             merged,
             decodes=decodes,
@@ -1042,7 +1370,20 @@ class FunctionInspector:
             python=python,
             reader=reader,
             calls=frozenset(calls),
+            cheap=cheap,
         )
+
+    def cheap_call(self, call: ast.Call, callee: Value) -> bool:
+        """Whether one call in a mapped function is too little work to count."""
+        if isinstance(callee, Ref):
+            return api.is_cheap(callee.name)
+        if isinstance(callee, Obj) and callee.kind == "layer":
+            return callee.name in api.CHEAP_LAYERS
+        if isinstance(callee, Func):
+            return True  # judged from its own facts, where it is inspected
+        if isinstance(callee, Method) and callee.name in ("get", "items", "keys", "values"):
+            return True  # a dict lookup on the element
+        return isinstance(callee, Unknown) and dotted_name(call.func) in api.CHEAP_BUILTINS
 
     def constant_seed(self, call: ast.Call) -> bool:
         seed = next((kw.value for kw in call.keywords if kw.arg == "seed"), None)

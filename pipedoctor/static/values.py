@@ -103,6 +103,27 @@ class Method:
     name: str
 
 
+@dataclass(frozen=True, eq=False)
+class Stream:
+    """A dataset seen through ``iter()``, ``enumerate()``, ``as_numpy_iterator()`` or a
+    strategy's distribution: using it is using the dataset. ``strategy`` is the strategy
+    object that distributes it, when one does."""
+
+    pipeline: Pipeline
+    strategy: Obj | None = None
+
+
 Value = (
-    Unknown | Const | Autotune | Ref | Seq | Obj | Func | ClassInfo | Instance | Method | Pipeline
+    Unknown
+    | Const
+    | Autotune
+    | Ref
+    | Seq
+    | Obj
+    | Func
+    | ClassInfo
+    | Instance
+    | Method
+    | Pipeline
+    | Stream
 )
