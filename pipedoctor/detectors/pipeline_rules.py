@@ -89,19 +89,33 @@ def sequential(value: object) -> bool:
 
 def prefetches(stage: Stage) -> bool:
     """A stage that leaves its output prefetched: ``prefetch``, a Keras factory, or a
-    ``zip`` whose every input ends in one."""
+    ``zip`` whose every input ends in one or is generated in place."""
     if stage.op in ("prefetch", "prefetch_to_device") or stage.op in PREFETCHING_SOURCES:
         return True
     return (
         stage.op == "zip"
         and bool(stage.inputs)
-        and all(any(prefetches(s) for s in upstream.stages[-1:]) for upstream in stage.inputs)
+        and all(prefetches(p.last) or generated(p) for p in stage.inputs)
+    )
+
+
+def generated(pipeline: Pipeline) -> bool:
+    """Static: elements made in place (``from_tensors(0).repeat().map(noise)``), nothing to
+    wait for."""
+    source, *rest = pipeline.stages
+    return (
+        bool(rest)
+        and source.op in ("from_tensors", "range")
+        and all(s.op == "repeat" or s.op in MAPS and s.fn is not None and s.fn.cheap for s in rest)
     )
 
 
 def asynchronous(stage: Stage) -> bool:
-    """After a prefetch, stages that run off the step's path or cost nothing per element."""
+    """After a prefetch, stages that run off the step's path or cost nothing per element
+    (a cheap map, as the static front end judges it)."""
     if stage.op in PREFETCH_MAY_FOLLOW:
+        return True
+    if stage.op in MAPS and stage.fn is not None and stage.fn.cheap:
         return True
     return stage.op in (*MAPS, "batch") and not sequential(stage.param("num_parallel_calls"))
 

@@ -204,18 +204,22 @@ _CHEAP = frozenset(
         "tile",
         "normal",
         "uniform",
+        "random_normal",
+        "random_uniform",
+        "truncated_normal",
     ]
 )
 CHEAP_LAYERS = frozenset({"Rescaling", "Normalization"})
 """Keras preprocessing layers that only scale or shift their input."""
-CHEAP_BUILTINS = frozenset({"int", "float", "bool", "str", "dict", "tuple", "list", "len", "zip"})
+CHEAP_BUILTINS = frozenset(
+    {"int", "float", "bool", "str", "dict", "tuple", "list", "len", "zip", "range"}
+)
 
 
 def is_cheap(name: str) -> bool:
     """Ops that pick, reshape, cast or do arithmetic: a ``map`` of only these is cheap."""
     return (
-        is_elementwise(name)
-        or name.startswith("tensorflow.") and name.rsplit(".", 1)[-1] in _CHEAP
+        is_elementwise(name) or name.startswith("tensorflow.") and name.rsplit(".", 1)[-1] in _CHEAP
     )
 
 

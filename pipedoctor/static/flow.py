@@ -198,6 +198,8 @@ class DataFlow:
         self.module_level: set[PlaceKey] = set()
         self.distributed: dict[PlaceKey, Obj] = {}
         """The strategy that distributes a dataset, where one does."""
+        self.feeds: list[tuple[PlaceKey, Value]] = []
+        """(a ``from_generator`` source, a dataset its generator iterates)."""
 
     def create(self, pipeline: Pipeline) -> None:
         self.created.append(pipeline)
@@ -220,9 +222,21 @@ class DataFlow:
     def ends_of(self, pipeline: Pipeline) -> set[str]:
         return self.ends.get(place_key(pipeline), set())
 
+    def feed(self, generated: Pipeline, fed: Value) -> None:
+        """``fed`` is iterated by the generator of ``generated``: it ends where that does."""
+        self.feeds.append((place_key(generated), fed))
+
+    def settle_feeds(self) -> None:
+        for source, fed in self.feeds:
+            for key, ends in list(self.ends.items()):
+                if key[: len(source)] == source:
+                    for end in ends:
+                        self.use(fed, end)
+
     def judged(self) -> list[Pipeline]:
         """Every pipeline the code uses, with its ends, plus the unused leaves a module
         exports; made-up input (``range(1).repeat()``) is left out."""
+        self.settle_feeds()
         extended: set[PlaceKey] = set()
 
         def mark(pipeline: Pipeline, whole: bool) -> None:

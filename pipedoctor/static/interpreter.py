@@ -84,6 +84,15 @@ DISCARDABLE = frozenset(
 )
 """Transformations with no effect but their result: as a bare statement they do nothing
 (``map``, ``filter`` and ``interleave`` at least trace their function, which tests rely on)."""
+STREAM_WRAPPERS = frozenset({"iter", "enumerate", "tqdm", "as_numpy", "trange"})
+"""Calls that hand a dataset on to whatever iterates them."""
+CONTAINER_METHODS = frozenset(
+    {"append", "extend", "insert", "add", "update", "setdefault", "put", "__setitem__"}
+)
+TF1_ITERATORS = frozenset({"make_one_shot_iterator", "make_initializable_iterator"})
+"""TF1 iterators: their tensors feed a graph the analysis cannot follow (end unknown)."""
+TFDS_WRITERS = frozenset({"_generate_examples", "_split_generators"})
+"""TFDS builder methods whose datasets are read once to write the prepared data set."""
 EVALUATING_METHODS = frozenset({"evaluate", "predict", "predict_on_batch", "test_on_batch"})
 INSPECTING_METHODS = frozenset(
     {"element_spec", "cardinality", "reduce", "get_single_element", "take_while", "unique"}
@@ -132,6 +141,8 @@ class ModuleInterpreter:
         self.stage_options: dict[int, int] = {}
         """id(with_options stage) → identity of the ``tf.data.Options`` it applies."""
         self.discarded: list[Stage] = []
+        self.generator_feeds: dict[ast.AST, list[Value]] = {}
+        """Generator function → the datasets its loops iterate to yield elements."""
         self.loops: list[set[str]] = []
         """Words of the bodies of the loops the code is in, innermost last."""
         self.ids = itertools.count(1)
@@ -404,7 +415,9 @@ class ModuleInterpreter:
             if self.inspecting:
                 return  # a made-up branch's result is not the function's
             if self.standalone is not None and self.stack == [self.standalone]:
-                self.flow.use(value, "unknown")  # returned to callers the module does not show
+                # returned to callers the module does not show; a TFDS builder writes it out
+                writes = getattr(self.standalone, "name", "") in TFDS_WRITERS
+                self.flow.use(value, "export" if writes else "unknown")
             frame.returns.append(value)
         elif isinstance(stmt, ast.If):
             self.exec_if(stmt, frame)
@@ -491,7 +504,11 @@ class ModuleInterpreter:
         """A loop body, knowing what the loop does; the dataset it iterates ends so."""
         self.loops.append(flow.body_words(body))
         try:
-            if isinstance(iterated, (Pipeline, Stream)) or (
+            if self.yields(body):
+                # feeds a generator: a dataset made from it decides (see ``source``)
+                if self.stack:
+                    self.generator_feeds.setdefault(self.stack[-1], []).append(iterated)
+            elif isinstance(iterated, (Pipeline, Stream)) or (
                 isinstance(iterated, Seq)
                 and iterated.items
                 and all(isinstance(i, Stream) for i in iterated.items)
@@ -502,6 +519,12 @@ class ModuleInterpreter:
             self.exec_block(body, frame)
         finally:
             self.loops.pop()
+
+    @staticmethod
+    def yields(body: list[ast.stmt]) -> bool:
+        return any(
+            isinstance(node, (ast.Yield, ast.YieldFrom)) for stmt in body for node in ast.walk(stmt)
+        )
 
     def note_discarded(self, expr: ast.expr, value: Value) -> None:
         """``ds.shuffle(n)`` as a statement: the transformation's result is thrown away."""
@@ -601,6 +624,12 @@ class ModuleInterpreter:
             if isinstance(base, Seq) and isinstance(index, Const) and isinstance(index.value, int):
                 if -len(base.items) <= index.value < len(base.items):
                     return base.items[index.value]
+            if (
+                isinstance(base, Pipeline)
+                and base.source.op == "tfds.load"
+                and len(base.stages) == 1
+            ):
+                return base  # ``tfds.load(name)`` without a split: a dict of splits
             return OPAQUE
         if isinstance(node, ast.NamedExpr):
             value = self.eval(node.value, frame)
@@ -637,7 +666,7 @@ class ModuleInterpreter:
                 return base.cls.attrs[attr]
             if attr in base.cls.methods:
                 return Func(base.cls.methods[attr], self.module, (base,), owner=base.cls)
-            return OPAQUE
+            return Method(base, attr)  # inherited: ``fit``, ``compile``, ...
         if isinstance(base, ClassInfo) and attr in base.methods:
             return Func(base.methods[attr], self.module, owner=base)
         if isinstance(base, (Unknown, Const)) and not isinstance(base, Const):
@@ -693,7 +722,8 @@ class ModuleInterpreter:
                 bound_kwargs=base.bound_kwargs + tuple(kwargs.items()),
             )
         if isinstance(callee, Method):
-            return self.call_method(node, callee.receiver, callee.name, args, kwargs)
+            result = self.call_method(node, callee.receiver, callee.name, args, kwargs)
+            return self.scoped_object(callee.name, result)
         if isinstance(callee, Ref):
             return self.call_api(node, callee.name, args, kwargs)
         if isinstance(callee, Func):
@@ -701,9 +731,20 @@ class ModuleInterpreter:
         if isinstance(callee, ClassInfo):
             return self.instantiate(node, callee, args, kwargs)
         if builtin is not None:
-            return self.call_builtin(node, builtin, args, kwargs)
+            result = self.call_builtin(node, builtin, args, kwargs)
+            return self.scoped_object(builtin, result)
         self.consumed(node, [name or ""], args, kwargs)
         return OPAQUE
+
+    def scoped_object(self, name: str, result: Value) -> Value:
+        """An object a library class builds inside a strategy's scope (a trainer, a model
+        from a model zoo): it keeps that scope, so what it is compiled with can be checked."""
+        short = name.rsplit(".", 1)[-1]
+        if not (self.reach.scopes and result is OPAQUE and short[:1].isupper()):
+            return result
+        value = Obj("object", short, (("id", next(self.ids)),))
+        self.reach.model_created(value, None)
+        return value
 
     def call_builtin(
         self, node: ast.Call, name: str, args: list[Value], kwargs: dict[str, Value]
@@ -713,7 +754,7 @@ class ModuleInterpreter:
             for value in [*args, *kwargs.values()]:
                 self.flow.use(value, "inspection")
             return OPAQUE
-        if name in ("iter", "enumerate", "tqdm") and args:
+        if name.rsplit(".", 1)[-1] in STREAM_WRAPPERS and args:
             return self.stream(args[0])
         if name == "zip":
             streams = [self.stream(a) for a in args]
@@ -740,17 +781,25 @@ class ModuleInterpreter:
             self.trained(node, value, end)
 
     def consumed(
-        self, node: ast.Call, names: list[str], args: list[Value], kwargs: dict[str, Value]
+        self,
+        node: ast.Call,
+        names: list[str],
+        args: list[Value],
+        kwargs: dict[str, Value],
+        untracked: bool = True,
     ) -> None:
         """Datasets handed to a call the analysis cannot follow end as its name says."""
         values = [*args, *kwargs.values()]
         if not any(True for v in values for _ in datasets_in(v)):
             return
         named = [*names, *flow.function_names(values)]
-        end = flow.consumer_end(named, kwargs) or "unknown"
-        for value in values:
-            self.flow.use(value, end)
-        self.trained(node, Seq(tuple(values)), end)
+        end = flow.consumer_end(named) or ("unknown" if untracked else None)
+        if end is None:
+            return  # a TensorFlow or Keras API the analysis does not model: no claim
+        for keyword, value in [*((None, a) for a in args), *kwargs.items()]:
+            used = flow.consumer_end([], [keyword]) if keyword else None
+            self.flow.use(value, used or end)
+            self.trained(node, value, used or end)
 
     def call(self, func: Func, args: list[Value], kwargs: dict[str, Value]) -> Value:
         """Analyse a module-defined function's body with these arguments (a call site)."""
@@ -850,8 +899,10 @@ class ModuleInterpreter:
         self, node: ast.Call, cls: ClassInfo, args: list[Value], kwargs: dict[str, Value]
     ) -> Value:
         instance = Instance(cls)
-        if self.is_model(instance):
-            self.reach.model_created(instance, self.fact("model", node, name=cls.node.name))
+        model_fact = (
+            self.fact("model", node, name=cls.node.name) if self.is_model(instance) else None
+        )
+        self.reach.model_created(instance, model_fact)  # any class may be compiled and fitted
         init = cls.methods.get("__init__")
         if init is not None:
             self.call(Func(init, self.module, (instance,), owner=cls), args, kwargs)
@@ -887,6 +938,8 @@ class ModuleInterpreter:
         if name == "create_per_worker_dataset" and args and isinstance(args[0], Func):
             dataset = self.call(args[0], [OPAQUE], {})
             strategy = receiver.get("strategy") if isinstance(receiver, Obj) else None
+            if isinstance(dataset, Stream):
+                dataset = dataset.pipeline
             if isinstance(dataset, Pipeline):
                 return Stream(dataset, strategy if isinstance(strategy, Obj) else None)
             return OPAQUE
@@ -894,14 +947,23 @@ class ModuleInterpreter:
             return Obj("scope", receiver.name, (("strategy", receiver),))
         if isinstance(receiver, Obj) and receiver.kind == "distribution" and name == "scope":
             return Obj("scope", receiver.name, (("strategy", receiver.get("strategy")),))
-        if name == "compile" and self.is_model(receiver):
-            self.compile(node, receiver, kwargs.get("optimizer", args[0] if args else OPAQUE))
+        if name == "compile" and (
+            self.is_model(receiver)
+            or isinstance(receiver, Instance)
+            or isinstance(receiver, Obj)
+            and receiver.kind == "object"
+        ):
+            optimizers = [v for k, v in kwargs.items() if k.endswith("optimizer")]
+            self.compile(node, receiver, optimizers or [args[0] if args else OPAQUE])
             return OPAQUE
         if name in ("save", "save_weights") and self.is_model(receiver):
             path = kwargs.get("filepath", args[0] if args else OPAQUE)
             self.write_fact(node, name, path)
             return OPAQUE
-        self.consumed(node, [name], args, kwargs)
+        if name in STREAM_WRAPPERS and args:  # ``tqdm.tqdm(ds)``, ``tfds.as_numpy(ds)``
+            return self.stream(args[0])
+        if name not in CONTAINER_METHODS:  # a list or dict that holds a dataset is no use
+            self.consumed(node, [dotted_name(node.func) or name], args, kwargs)
         return OPAQUE
 
     def dataset_method(self, pipeline: Pipeline, name: str) -> Value:
@@ -968,14 +1030,15 @@ class ModuleInterpreter:
             return Stream(dataset, strategy)
         return OPAQUE
 
-    def compile(self, node: ast.Call, model: Value, optimizer: Value) -> None:
+    def compile(self, node: ast.Call, model: Value, optimizers: list[Value]) -> None:
         self.fact("compile", node)
-        string_fact = None
-        if isinstance(optimizer, Const) and isinstance(optimizer.value, str):
-            string_fact = self.fact(
-                "optimizer", node, name=optimizer.value, lr="default", from_compile=True
-            )
-        self.reach.compiled(model, optimizer, string_fact)
+        for optimizer in optimizers:
+            string_fact = None
+            if isinstance(optimizer, Const) and isinstance(optimizer.value, str):
+                string_fact = self.fact(
+                    "optimizer", node, name=optimizer.value, lr="default", from_compile=True
+                )
+            self.reach.compiled(model, optimizer, string_fact)
 
     @staticmethod
     def is_model(value: Value) -> bool:
@@ -1085,6 +1148,19 @@ class ModuleInterpreter:
         plural = name.endswith("s") or any(w in name for w in ("files", "pattern", "glob", "list"))
         return Files(None) if plural else Files(1)
 
+    def generated_from(self, node: ast.Call, generator: Value, pipeline: Pipeline) -> None:
+        """``from_generator(gen)``: datasets ``gen`` iterates feed ``pipeline``, so they end
+        where it does."""
+        function = generator.node if isinstance(generator, Func) else None
+        if isinstance(generator, Func) and function not in self.generator_feeds:
+            self.call(generator, [], {})  # a generator handed over, not called: run its loops
+        syntax = node.args[0] if node.args else None
+        if function is None and isinstance(syntax, ast.Call):
+            called = self.eval(syntax.func, self.module)
+            function = called.node if isinstance(called, Func) else None
+        for value in self.generator_feeds.get(function, []) if function is not None else []:
+            self.flow.feed(pipeline, value)
+
     @staticmethod
     def literal_count(value: Value) -> int | None:
         """How many elements ``from_tensor_slices`` of a written-out list (or a tuple of
@@ -1124,6 +1200,9 @@ class ModuleInterpreter:
                 converted["elements"] = count
         stage = Stage(op, converted, fn, inputs, self.location(node))
         pipeline = self.new_pipeline(Pipeline((stage,)))
+        if op == "from_generator":
+            generator = args[0] if args else kwargs.get("generator", OPAQUE)
+            self.generated_from(node, generator, pipeline)
         if op == "tfds.load":
             split = kwargs.get("split")
             if isinstance(split, Seq):
@@ -1162,6 +1241,9 @@ class ModuleInterpreter:
             return Obj("coordinator", short, (("strategy", strategy),))
         if short == "DatasetCreator" and args and isinstance(args[0], Func):
             return self.stream(self.call(args[0], [OPAQUE], {}))
+        if short in TF1_ITERATORS and name.startswith("tensorflow."):
+            self.flow.use(args[0] if args else OPAQUE, "unknown")  # tensors for a graph
+            return OPAQUE
         if name.startswith("tensorflow.data.experimental.") and short[:1].islower():
             if short in ("save", "make_one_shot_iterator"):
                 self.flow.use(
@@ -1182,7 +1264,8 @@ class ModuleInterpreter:
             if short == "ModelCheckpoint":
                 path = kwargs.get("filepath", args[0] if args else OPAQUE)
                 self.write_fact(node, "ModelCheckpoint", path)
-            return Obj("callback", short)
+            schedule = kwargs.get("schedule", args[0] if args else OPAQUE)
+            return Obj("callback", short, (("scaled", self.scales_with_replicas(schedule)),))
         if name in api.LOADED_MODELS:
             return Obj("model", short, (("id", next(self.ids)),))
         if name in api.KERAS_MODELS or name.startswith("keras.applications."):
@@ -1195,8 +1278,28 @@ class ModuleInterpreter:
             return model
         if name.startswith("keras.layers."):
             return self.layer(node, name, kwargs)
-        self.consumed(node, [name], args, kwargs)
+        if name.startswith(api.DATASET + ".") and short in api.TRANSFORMATIONS and args:
+            if isinstance(args[0], Pipeline):  # ``tf.data.Dataset.concatenate(a, b)``
+                return self.transform(node, args[0], short, args[1:], kwargs)
+        self.consumed(node, [name], args, kwargs, untracked=False)
         return OPAQUE
+
+    def scales_with_replicas(self, schedule: Value, depth: int = 0) -> bool:
+        """Whether a learning-rate schedule function uses the replica count (directly, through
+        a name bound to a value derived from it, or in a helper it calls)."""
+        if not isinstance(schedule, Func) or depth > 2:
+            return False
+        for sub in ast.walk(schedule.node):
+            if isinstance(sub, ast.Attribute) and sub.attr == "num_replicas_in_sync":
+                return True
+            if isinstance(sub, ast.Name):
+                value = schedule.closure.lookup(sub.id)
+                if isinstance(value, Unknown) and value.replicas:
+                    return True
+                if isinstance(value, Func) and value.node is not schedule.node:
+                    if self.scales_with_replicas(value, depth + 1):
+                        return True
+        return False
 
     def keras_distribution(self, node: ast.Call, short: str, args: list[Value]) -> Value:
         """The Keras distribution API: ``DataParallel``/``ModelParallel`` and the global
@@ -1326,7 +1429,9 @@ class FunctionInspector:
         reader = None
         for stmt in body:
             for sub in ast.walk(stmt):
-                if isinstance(sub, (ast.For, ast.While, ast.comprehension)):
+                if isinstance(sub, ast.While) or (
+                    isinstance(sub, (ast.For, ast.comprehension)) and not self.unrolled(sub.iter)
+                ):
                     cheap = False
                 if not isinstance(sub, ast.Call):
                     continue
@@ -1372,6 +1477,15 @@ class FunctionInspector:
             calls=frozenset(calls),
             cheap=cheap,
         )
+
+    @staticmethod
+    def unrolled(iterated: ast.expr) -> bool:
+        """``for level in range(3)`` in a mapped function unrolls when it is traced."""
+        return (
+            isinstance(iterated, ast.Call)
+            and isinstance(iterated.func, ast.Name)
+            and iterated.func.id == "range"
+        ) or isinstance(iterated, (ast.Tuple, ast.List))
 
     def cheap_call(self, call: ast.Call, callee: Value) -> bool:
         """Whether one call in a mapped function is too little work to count."""

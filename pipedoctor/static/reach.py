@@ -42,7 +42,10 @@ DATA_PARALLEL = frozenset(
 """Strategies that split one global batch across synchronous replicas."""
 ESTIMATOR = "estimator"
 LR_CALLBACKS = frozenset({"LearningRateScheduler"})
-"""Callbacks that set the learning rate themselves, whatever the optimizer was given."""
+"""Callbacks that set the learning rate themselves, whatever the optimizer was given: one
+whose schedule uses the replica count scales it."""
+LR_HOOKS = frozenset({"on_epoch_begin", "on_train_batch_begin", "on_batch_begin"})
+"""Where a callback of the user's own would set the learning rate."""
 
 _ids = itertools.count(1)
 
@@ -71,8 +74,8 @@ class ModelRecord:
     fact: int | None
     scope: Obj | None
     compiled_scope: Obj | None = None
-    optimizer: Any = None
-    """The optimizer value ``compile`` was given (an optimizer object or a fact index)."""
+    optimizers: list[Any] = field(default_factory=list)
+    """The optimizers ``compile`` was given (optimizer objects, or fact indexes of strings)."""
     fitted_scopes: list[Obj | None] = field(default_factory=list)
     scaled_batch: bool = False
 
@@ -141,7 +144,8 @@ class StrategyReach:
         scope = self.active()
         if record is not None:
             record.compiled_scope = scope
-            record.optimizer = string_fact if string_fact is not None else optimizer
+            chosen = string_fact if string_fact is not None else optimizer
+            record.optimizers.append(chosen)
         opt = self.optimizers.get(identity(optimizer))
         if opt is not None:
             opt.compiled_scopes.append(scope)
@@ -201,11 +205,14 @@ class StrategyReach:
     def optimizer_facts(self, record: ModelRecord | None, strategy: Obj | None) -> list[int]:
         """The optimizer a training uses: the one its model was compiled with; for a custom
         loop, those created under its strategy's scope."""
-        if record is not None and record.optimizer is not None:
-            if isinstance(record.optimizer, int):
-                return [record.optimizer]
-            opt = self.optimizers.get(identity(record.optimizer))
-            return [opt.fact] if opt is not None else []
+        if record is not None and record.optimizers:
+            facts = []
+            for optimizer in record.optimizers:
+                if isinstance(optimizer, int):
+                    facts.append(optimizer)
+                elif identity(optimizer) in self.optimizers:
+                    facts.append(self.optimizers[identity(optimizer)].fact)
+            return facts
         if strategy is None:
             return []
         return [o.fact for o in self.optimizers.values() if o.scope is strategy]
@@ -220,9 +227,11 @@ class StrategyReach:
         sets_lr = unseen = False
         for item in callbacks.items:
             if isinstance(item, Obj) and item.kind == "callback":
-                sets_lr |= item.name in LR_CALLBACKS
+                sets_lr |= item.name in LR_CALLBACKS and bool(item.get("scaled"))
+            elif isinstance(item, Instance) and not item.cls.methods.keys() & LR_HOOKS:
+                continue  # a callback of the user's own that does not touch the rate
             else:
-                unseen = True  # a callback of the user's own may well set the rate
+                unseen = True
         return sets_lr, unseen
 
     def exported(

@@ -42,11 +42,20 @@ def train(features, labels):
 
     with strategy.scope():
         scheduled = build()
-        # A callback sets the learning rate every epoch.
+        # A callback sets the learning rate every epoch, scaled with the replicas.
         # ok: PD203
         scheduled.compile(optimizer=keras.optimizers.Adam(learning_rate=BASE_LR), loss="mse")
-    scheduler = keras.callbacks.LearningRateScheduler(lambda epoch: BASE_LR * (epoch + 1))
+    peak = BASE_LR * strategy.num_replicas_in_sync
+    scheduler = keras.callbacks.LearningRateScheduler(lambda epoch: peak * min(1, epoch / 5))
     scheduled.fit(ds, epochs=3, callbacks=[scheduler])
+
+    with strategy.scope():
+        decayed = build()
+        # The callback's schedule is a constant too: the rate still ignores the replicas.
+        # ruleid: PD203
+        decayed.compile(optimizer=keras.optimizers.Adam(learning_rate=BASE_LR), loss="mse")
+    decay = keras.callbacks.LearningRateScheduler(lambda epoch: 1e-3 if epoch < 3 else 1e-4)
+    decayed.fit(ds, epochs=3, callbacks=[decay])
 
 
 def single_device(features, labels):
