@@ -164,7 +164,8 @@ def main() -> None:
         r, t = evaluation.precision(rule)
         if t >= args.min_rule_findings and r / t < args.min_rule_precision:
             ok = False
-            print(f"{rule}: precision {r / t:.2f} on {t} findings is below {args.min_rule_precision}")
+            limit = args.min_rule_precision
+            print(f"{rule}: precision {r / t:.2f} on {t} findings is below {limit}")
     print(f"\nlabelled true findings no longer reported: {len(evaluation.lost)}")
     for label in evaluation.lost:
         where = f"cell {label.cell}, " if label.cell else ""
