@@ -20,8 +20,8 @@ PREFETCH_MAY_FOLLOW = frozenset(
     {"with_options", "repeat", "prefetch", "prefetch_to_device", "take", "skip"}
 )
 """After ``prefetch`` these cost nothing per element (``take``/``skip`` only count)."""
-PREFETCHING_SOURCES = DECODING_FACTORIES
-"""Keras directory factories already end their dataset with ``prefetch(AUTOTUNE)``."""
+PREFETCHING_SOURCES = DECODING_FACTORIES | {"timeseries_dataset_from_array"}
+"""Keras dataset factories already end their dataset with ``prefetch(AUTOTUNE)``."""
 PARALLELISM_PARAMS = ("num_parallel_calls", "num_parallel_reads")
 MAPS = ("map", "map_with_legacy_function")
 BATCHES = ("batch", "padded_batch", "ragged_batch")
@@ -117,7 +117,8 @@ def asynchronous(stage: Stage) -> bool:
         return True
     if stage.op in MAPS and stage.fn is not None and stage.fn.cheap:
         return True
-    return stage.op in (*MAPS, "batch") and not sequential(stage.param("num_parallel_calls"))
+    parallel_ops = (*MAPS, "batch", "interleave", "parallel_interleave")
+    return stage.op in parallel_ops and not sequential(stage.param("num_parallel_calls"))
 
 
 def end_words(pipeline: Pipeline) -> str:
@@ -239,10 +240,16 @@ def unsharded_files(context: Context) -> Iterator[Hit]:
 
 
 def unsharded_files_hits(context: Context) -> Iterator[Hit]:
+    setup = context.analysis.training
+    workers = not setup.static or any(
+        f.get("strategy_kind") in ("multi-worker-mirrored", "parameter-server")
+        for f in setup.of("strategy")
+    )
     for pipeline, stage in stages(context):
         files = stage.param("filenames")
         if stage.op in RECORD_READERS and isinstance(files, Files):
-            if files.count == 1 and files.literal:
+            if files.count == 1 and files.literal and workers:
+                # statically, a single file matters only with several workers to split it
                 yield Hit(
                     stage.location,
                     f"`{stage.op}` reads a single file: nothing to read in parallel, and nothing "

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import PurePath
 
 from pipedoctor.pipeline import Pipeline
@@ -116,6 +117,10 @@ def is_test_module(path: str, tree: ast.Module) -> bool:
     return False
 
 
+def synthetic_name(name: str) -> bool:
+    return bool(words(name) & SYNTHETIC_WORDS)
+
+
 def synthetic_branch(test: ast.expr) -> str | None:
     """Which branch of ``if test:`` builds made-up input: ``"body"``, ``"orelse"`` or None."""
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
@@ -127,30 +132,53 @@ def synthetic_branch(test: ast.expr) -> str | None:
     return None
 
 
-def body_words(body: Iterable[ast.AST]) -> set[str]:
-    """Words of the names a block uses and calls (nested definitions left out)."""
-    found: set[str] = set()
+@dataclass(frozen=True)
+class Vocabulary:
+    """The words of a loop body: what it calls, and what it assigns to."""
+
+    calls: frozenset[str]
+    assigned: frozenset[str]
+
+    def trains(self) -> bool:
+        """Strong evidence: it calls ``train_step``, ``apply_gradients``, ``GradientTape``."""
+        return bool(self.calls & TRAINING_WORDS)
+
+    def evaluates(self) -> bool:
+        return bool(self.calls & EVALUATION_WORDS)
+
+    def steps(self) -> bool:
+        """Weak evidence: it calls a ``step_fn`` or assigns a ``loss``."""
+        return bool(self.calls & WEAK_TRAINING_WORDS or "loss" in self.assigned)
+
+
+def body_words(body: Iterable[ast.AST]) -> Vocabulary:
+    """The words of the calls a block makes and the names it assigns (nested definitions left
+    out). Variable names do not count: ``training_digits`` trains nothing."""
+    calls: set[str] = set()
+    assigned: set[str] = set()
     pending = list(body)
     while pending:
         node = pending.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
-        if isinstance(node, ast.Name):
-            found |= words(node.id)
-        elif isinstance(node, ast.Attribute):
-            found |= words(node.attr)
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            calls |= words(name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            assigned |= words(node.id)
         pending.extend(ast.iter_child_nodes(node))
-    return found
+    return Vocabulary(frozenset(calls), frozenset(assigned))
 
 
-def loop_end(body_vocabulary: set[str], enclosing: list[set[str]]) -> str:
+def loop_end(vocabulary: Vocabulary, enclosing: list[Vocabulary]) -> str:
     """What a loop over a dataset does with it, from the words of its body."""
-    if body_vocabulary & TRAINING_WORDS:
+    if vocabulary.trains():
         return "training"
-    if body_vocabulary & EVALUATION_WORDS:
-        inside_training = any(w & (TRAINING_WORDS | WEAK_TRAINING_WORDS) for w in enclosing)
+    if vocabulary.evaluates():
+        inside_training = any(v.trains() or v.steps() for v in enclosing)
         return "validation" if inside_training else "evaluation"
-    if body_vocabulary & WEAK_TRAINING_WORDS:
+    if vocabulary.steps():
         return "training"
     return "inspection"
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 import itertools
 import re
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -143,7 +142,7 @@ class ModuleInterpreter:
         self.discarded: list[Stage] = []
         self.generator_feeds: dict[ast.AST, list[Value]] = {}
         """Generator function → the datasets its loops iterate to yield elements."""
-        self.loops: list[set[str]] = []
+        self.loops: list[flow.Vocabulary] = []
         """Words of the bodies of the loops the code is in, innermost last."""
         self.ids = itertools.count(1)
         self.steps = 0
@@ -221,8 +220,8 @@ class ModuleInterpreter:
                     break
 
     def entry_functions(self) -> Iterator[tuple[FunctionNode, ClassInfo | None]]:
-        """Module functions and methods in source order, those nobody references first."""
-        referenced = self.referenced_names()
+        """Module functions and methods in source order, those no other function uses first:
+        a helper is then analysed where its caller uses it, not on its own."""
         ordered: list[tuple[FunctionNode, ClassInfo | None]] = []
         for value in list(self.module.vars.values()):
             if isinstance(value, Func) and isinstance(value.node, FunctionNode):
@@ -232,14 +231,22 @@ class ModuleInterpreter:
                 if init is not None:
                     ordered.append((init, value))
                 ordered.extend((m, value) for n, m in value.methods.items() if n != "__init__")
+        used = self.used_by_others([node for node, _ in ordered])
         ordered.sort(
-            key=lambda pair: (
-                pair[0].name != "__init__",
-                pair[0].name in referenced,
-                pair[0].lineno,
-            )
+            key=lambda pair: (pair[0].name != "__init__", pair[0].name in used, pair[0].lineno)
         )
         yield from ordered
+
+    @staticmethod
+    def used_by_others(functions: list[FunctionNode]) -> set[str]:
+        """Names of functions that another function calls or passes on."""
+        mentioned: dict[str, set[ast.AST]] = {}
+        for function in functions:
+            for node in ast.walk(function):
+                word = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
+                if isinstance(word, str) and isinstance(getattr(node, "ctx", None), ast.Load):
+                    mentioned.setdefault(word, set()).add(function)
+        return {f.name for f in functions if mentioned.get(f.name, set()) - {f}}
 
     def functions_given_to_datasets(self) -> set[ast.AST]:
         """Module functions passed by name to ``map``/``interleave``/``flat_map``/``filter``
@@ -307,13 +314,6 @@ class ModuleInterpreter:
             relevant |= extra
             grew = bool(extra)
         return set(relevant)
-
-    def referenced_names(self) -> set[str]:
-        """Names used more often than they are defined: functions somebody else calls."""
-        if self.text is None:
-            self.text = ast.unparse(self.tree)
-        counts = Counter(IDENTIFIER.findall(self.text))
-        return {name for name, n in counts.items() if n > 1}
 
     def run_standalone(self, function: FunctionNode, owner: ClassInfo | None) -> None:
         """Analyse a function nobody in the module calls: what it returns ends elsewhere."""
@@ -846,6 +846,8 @@ class ModuleInterpreter:
             node, frame, list(func.bound) + args, {**dict(func.bound_kwargs), **kwargs}
         )
         self.stack.append(node)
+        made_up = isinstance(node, FunctionNode) and flow.synthetic_name(node.name)
+        self.inspecting += made_up  # ``_input_fn_null``, ``make_fake_data``: not real input
         try:
             if isinstance(node, ast.Lambda):
                 return self.eval(node.body, frame)
@@ -853,6 +855,7 @@ class ModuleInterpreter:
             self.exec_block(node.body, frame)
         finally:
             self.stack.pop()
+            self.inspecting -= made_up
         pipelines = [v for v in frame.returns if isinstance(v, Pipeline)]
         if pipelines:
             return pipelines[-1]
@@ -1285,18 +1288,24 @@ class ModuleInterpreter:
         return OPAQUE
 
     def scales_with_replicas(self, schedule: Value, depth: int = 0) -> bool:
-        """Whether a learning-rate schedule function uses the replica count (directly, through
-        a name bound to a value derived from it, or in a helper it calls)."""
+        """Whether a learning-rate schedule function may follow the replica count: it uses it
+        (directly, through a name derived from it, or in a helper it calls), or it uses a
+        value the analysis cannot see, which may."""
         if not isinstance(schedule, Func) or depth > 2:
-            return False
-        for sub in ast.walk(schedule.node):
+            return not isinstance(schedule, Func) and depth == 0
+        node = schedule.node
+        local = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                local.add(sub.id)
+        for sub in ast.walk(node):
             if isinstance(sub, ast.Attribute) and sub.attr == "num_replicas_in_sync":
                 return True
-            if isinstance(sub, ast.Name):
+            if isinstance(sub, ast.Name) and sub.id not in local:
                 value = schedule.closure.lookup(sub.id)
-                if isinstance(value, Unknown) and value.replicas:
-                    return True
-                if isinstance(value, Func) and value.node is not schedule.node:
+                if isinstance(value, Unknown):
+                    return True  # replica-derived, or a value the code does not show
+                if isinstance(value, Func) and value.node is not node:
                     if self.scales_with_replicas(value, depth + 1):
                         return True
         return False

@@ -305,8 +305,10 @@ def stream_strategy(value: Value) -> Obj | None:
 
 
 def batch_facts_of(pipeline: Pipeline, stage_batches: dict[int, int]) -> list[int]:
-    """The ``batch`` facts of the stages that size ``pipeline``'s elements."""
-    return [stage_batches[id(s)] for s in pipeline.walk() if id(s) in stage_batches]
+    """The ``batch`` fact of the stage that sizes ``pipeline``'s elements: its last batch (an
+    earlier one cuts a stream into sequences, it is no training batch)."""
+    batched = [s for s in pipeline.walk() if id(s) in stage_batches]
+    return [stage_batches[id(batched[-1])]] if batched else []
 
 
 def replicas_scaled(value: Value) -> bool:
