@@ -66,9 +66,7 @@ class Label:
 
 def read_labels(path: Path = LABELS) -> list[Label]:
     with path.open(newline="", encoding="utf-8") as handle:
-        return [
-            Label(**{**row, "line": int(row["line"])}) for row in csv.DictReader(handle)
-        ]
+        return [Label(**{**row, "line": int(row["line"])}) for row in csv.DictReader(handle)]
 
 
 def folder(repository: str) -> str:
