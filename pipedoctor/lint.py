@@ -11,6 +11,7 @@ import ast
 import io
 import multiprocessing
 import os
+import re
 import sys
 import threading
 import tokenize
@@ -51,6 +52,8 @@ SKIPPED_DIRS = frozenset(
     }
 )
 SOURCE_SUFFIXES = (".py", ".ipynb")
+LINE_IN_MESSAGE = re.compile(r"\(line (\d+)\)")
+"""How a message points at another line of the file: ``(line 12)``."""
 PARALLEL_MIN_FILES = 64
 """Below this many files a process pool costs more than it saves."""
 
@@ -173,14 +176,21 @@ def lint_notebook(text: str, path: str, selection: Selection) -> FileResult:
 
 
 def in_cell(finding: Finding, notebook: NotebookSource) -> Finding:
-    """A finding on the joined module, moved to its cell and the line and column there."""
+    """A finding on the joined module, moved to its cell and the line and column there (a
+    line its message names, too)."""
     start = notebook.place(finding.line or 0)
     if start is None:
         return finding
+
+    def cell_line(match: re.Match[str]) -> str:
+        place = notebook.place(int(match.group(1)))
+        return f"(cell {place.cell}, line {place.line})" if place else match.group(0)
+
     end = notebook.place(finding.end_line or 0)
     same_cell = end is not None and end.cell == start.cell
     return replace(
         finding,
+        message=LINE_IN_MESSAGE.sub(cell_line, finding.message),
         cell=start.cell,
         line=start.line,
         column=finding.column + start.indent if finding.column else None,

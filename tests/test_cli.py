@@ -13,7 +13,7 @@ BAD = """\
 import tensorflow as tf
 
 ds = tf.data.Dataset.range(100)
-ds = ds.map(lambda x: x + 1)
+ds = ds.map(lambda x: tf.strings.as_string(x))
 ds = ds.batch(10)
 """
 
@@ -84,7 +84,7 @@ def test_sarif_and_github_formats(project: Path) -> None:
     sarif = json.loads(run("lint", "bad.py", "--format", "sarif", cwd=project).stdout)
     run_ = sarif["runs"][0]
     assert sarif["version"] == "2.1.0"
-    assert {r["ruleId"] for r in run_["results"]} == {"PD101", "PD102", "PD109"}
+    assert {r["ruleId"] for r in run_["results"]} == {"PD101", "PD102"}
     ids = [r["id"] for r in run_["tool"]["driver"]["rules"]]
     assert "PD102" in ids and len(ids) == len(set(ids))
     github = run("lint", "bad.py", "--format", "github", cwd=project).stdout.splitlines()
@@ -103,12 +103,13 @@ def test_select_and_ignore(project: Path) -> None:
 
 
 def test_suppression_comments(tmp_path: Path) -> None:
-    source = BAD.replace(
-        "ds = ds.map(lambda x: x + 1)", "ds = ds.map(lambda x: x + 1)  # pipedoctor: ignore[PD102]"
-    ).replace("ds = ds.batch(10)", "ds = ds.batch(10)  # pipedoctor: ignore")
+    line = "ds = ds.map(lambda x: tf.strings.as_string(x))"
+    source = BAD.replace(line, line + "  # pipedoctor: ignore[PD109]").replace(
+        "ds = ds.batch(10)", "ds = ds.batch(10)  # pipedoctor: ignore"
+    )
     (tmp_path / "t.py").write_text(source)
     data = json.loads(run("lint", "t.py", "--format", "json", cwd=tmp_path).stdout)
-    assert {f["rule"] for f in data["findings"]} == {"PD109"}  # only PD102 was named on line 4
+    assert {f["rule"] for f in data["findings"]} == {"PD102"}  # line 4 named only PD109
 
 
 def test_pyproject_configuration(project: Path) -> None:
@@ -196,7 +197,7 @@ def test_folders_skip_virtualenvs_and_build_output(project: Path) -> None:
 def test_rules_lists_the_catalog_and_explain_prints_a_page() -> None:
     listing = run("rules")
     assert listing.returncode == 0
-    assert len(listing.stdout.strip().splitlines()) == 28
+    assert len(listing.stdout.strip().splitlines()) == 29
     assert "PD102  sequential-map" in listing.stdout
     page = run("explain", "PD102")
     assert page.returncode == 0
@@ -215,7 +216,8 @@ def test_demo_lints_the_bundled_script() -> None:
     done = run("lint", "--demo", "--format", "json")
     data = json.loads(done.stdout)
     rules = {f["rule"] for f in data["findings"]}
-    assert {"PD101", "PD102", "PD106"} <= rules
+    # PD106 needs the decoded size, which only `check` measures: the demo reads a file list.
+    assert {"PD101", "PD102"} <= rules
     assert all(f["path"].endswith("train_demo.py") for f in data["findings"])
     assert done.returncode == 1
 

@@ -319,10 +319,12 @@ class ModuleInterpreter:
         """Analyse a function nobody in the module calls: what it returns ends elsewhere."""
         bound: tuple[Value, ...] = (Instance(owner),) if owner is not None else ()
         self.standalone = function
+        distribution = self.reach.distribution
         try:
             self.call(Func(function, self.module, bound=bound, owner=owner), [], {})
         finally:
             self.standalone = None
+            self.reach.distribution = distribution  # set in the function: its own business
 
     # ----------------------------------------------------------------------------- helpers
 

@@ -77,3 +77,21 @@ def estimator_training(model_fn):
     config = tf.estimator.RunConfig(train_distribute=tf.distribute.MirroredStrategy())
     estimator = tf.estimator.Estimator(model_fn=model_fn, config=config)
     estimator.train(input_fn=estimator_input_fn, steps=100)
+
+
+def keras_distribution_training(features, labels):
+    # The Keras distribution API: a data-parallel layout splits the global batch too.
+    keras.distribution.set_distribution(keras.distribution.DataParallel())
+    model = build_model()
+    model.compile(optimizer="sgd", loss="mse")
+    # ruleid: PD202
+    model.fit(features, labels, batch_size=512, epochs=1)
+
+
+def model_parallel_training(features, labels, mesh, layout_map):
+    # A model-parallel layout shards the weights; this rule is about data-parallel batches.
+    keras.distribution.set_distribution(keras.distribution.ModelParallel(layout_map=layout_map))
+    model = build_model()
+    model.compile(optimizer="sgd", loss="mse")
+    # ok: PD202
+    model.fit(features, labels, batch_size=512, epochs=1)
