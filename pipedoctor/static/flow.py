@@ -65,6 +65,8 @@ INSPECTING_BUILTINS = frozenset(
 """Builtins that look at a dataset's elements; ``iter``/``next``/``enumerate`` only pass it on."""
 STREAMING_CALLS = frozenset({"iter", "enumerate", "tensorflow_datasets.as_numpy", "tqdm", "zip"})
 
+RUNNERS = frozenset({"run", "schedule", "experimental_run_v2", "call_for_each_replica"})
+"""Calls that run the function given first: ``strategy.run(train_step, args=...)``."""
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 PlaceKey = tuple
 
@@ -165,6 +167,11 @@ def body_words(body: Iterable[ast.AST]) -> Vocabulary:
             func = node.func
             name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
             calls |= words(name)
+            if name in RUNNERS and node.args:  # ``strategy.run(train_step, ...)``
+                first = node.args[0]
+                calls |= words(
+                    first.id if isinstance(first, ast.Name) else getattr(first, "attr", "")
+                )
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             assigned |= words(node.id)
         pending.extend(ast.iter_child_nodes(node))
