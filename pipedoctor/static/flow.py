@@ -140,6 +140,8 @@ class Vocabulary:
 
     calls: frozenset[str]
     assigned: frozenset[str]
+    yields: bool = False
+    """The body yields: the loop feeds a generator."""
 
     def trains(self) -> bool:
         """Strong evidence: it calls ``train_step``, ``apply_gradients``, ``GradientTape``."""
@@ -158,11 +160,13 @@ def body_words(body: Iterable[ast.AST]) -> Vocabulary:
     out). Variable names do not count: ``training_digits`` trains nothing."""
     calls: set[str] = set()
     assigned: set[str] = set()
+    yields = False
     pending = list(body)
     while pending:
         node = pending.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
+        yields |= isinstance(node, (ast.Yield, ast.YieldFrom))
         if isinstance(node, ast.Call):
             func = node.func
             name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
@@ -175,7 +179,7 @@ def body_words(body: Iterable[ast.AST]) -> Vocabulary:
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             assigned |= words(node.id)
         pending.extend(ast.iter_child_nodes(node))
-    return Vocabulary(frozenset(calls), frozenset(assigned))
+    return Vocabulary(frozenset(calls), frozenset(assigned), yields)
 
 
 def loop_end(vocabulary: Vocabulary, enclosing: list[Vocabulary]) -> str:

@@ -85,6 +85,8 @@ DISCARDABLE = frozenset(
 (``map``, ``filter`` and ``interleave`` at least trace their function, which tests rely on)."""
 STREAM_WRAPPERS = frozenset({"iter", "enumerate", "tqdm", "as_numpy", "trange"})
 """Calls that hand a dataset on to whatever iterates them."""
+MADE_UP = re.compile(r"fake|synthetic|dummy|null", re.IGNORECASE)
+"""Words of made-up input; a module without any has no such branch to look for."""
 CONTAINER_METHODS = frozenset(
     {"append", "extend", "insert", "add", "update", "setdefault", "put", "__setitem__"}
 )
@@ -129,6 +131,7 @@ class ModuleInterpreter:
         self.path = path
         self.text = text
         self.track_chief = text is None or "MultiWorker" in text
+        self.mentions_made_up = text is None or bool(MADE_UP.search(text))
         self.memo: dict[tuple, Value] = {}
         self.imports = import_table(tree)
         self.module = Frame()
@@ -145,6 +148,7 @@ class ModuleInterpreter:
         self.loops: list[flow.Vocabulary] = []
         """Words of the bodies of the loops the code is in, innermost last."""
         self.ids = itertools.count(1)
+        self._function_words: dict[FunctionNode, set[str]] | None = None
         self.steps = 0
         self.stack: list[ast.AST] = []
         self.executed: set[ast.AST] = set()
@@ -231,22 +235,39 @@ class ModuleInterpreter:
                 if init is not None:
                     ordered.append((init, value))
                 ordered.extend((m, value) for n, m in value.methods.items() if n != "__init__")
-        used = self.used_by_others([node for node, _ in ordered])
+        used = self.used_by_others()
         ordered.sort(
             key=lambda pair: (pair[0].name != "__init__", pair[0].name in used, pair[0].lineno)
         )
         yield from ordered
 
-    @staticmethod
-    def used_by_others(functions: list[FunctionNode]) -> set[str]:
-        """Names of functions that another function calls or passes on."""
-        mentioned: dict[str, set[ast.AST]] = {}
-        for function in functions:
-            for node in ast.walk(function):
-                word = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
-                if isinstance(word, str) and isinstance(getattr(node, "ctx", None), ast.Load):
-                    mentioned.setdefault(word, set()).add(function)
-        return {f.name for f in functions if mentioned.get(f.name, set()) - {f}}
+    def used_by_others(self) -> set[str]:
+        """Names of functions that another function's text mentions (calls or passes on)."""
+        words = self.function_words()
+        names = {node.name for node in words}
+        owners: dict[str, set[FunctionNode]] = {}
+        for node, found in words.items():
+            for name in found & names:
+                owners.setdefault(name, set()).add(node)
+        return {node.name for node in words if owners.get(node.name, set()) - {node}}
+
+    def function_words(self) -> dict[FunctionNode, set[str]]:
+        """The identifiers in each module function's and method's text (read once)."""
+        if self._function_words is not None:
+            return self._function_words
+        lines = (self.text or "").splitlines()
+        words: dict[FunctionNode, set[str]] = {}
+        for value in self.module.vars.values():
+            nodes: list[FunctionNode] = []
+            if isinstance(value, Func) and isinstance(value.node, FunctionNode):
+                nodes = [value.node]
+            elif isinstance(value, ClassInfo):
+                nodes = list(value.methods.values())
+            for node in nodes:
+                body = "\n".join(lines[node.lineno - 1 : node.end_lineno])
+                words[node] = set(IDENTIFIER.findall(body)) if lines else {"Dataset"}
+        self._function_words = words
+        return words
 
     def functions_given_to_datasets(self) -> set[ast.AST]:
         """Module functions passed by name to ``map``/``interleave``/``flat_map``/``filter``
@@ -285,9 +306,8 @@ class ModuleInterpreter:
         """Functions whose analysis can find something: those that name a dataset or strategy
         API, and those that call such functions. The rest are skipped (they are still analysed
         when a relevant function calls them)."""
-        words: dict[FunctionNode, set[str]] = {}
+        words = self.function_words()
         siblings: dict[FunctionNode, list[FunctionNode]] = {}
-        lines = (self.text or "").splitlines()
         seeds = {
             name
             for name, value in self.module.vars.items()
@@ -301,8 +321,6 @@ class ModuleInterpreter:
                 nodes = list(value.methods.values())
             for node in nodes:
                 siblings[node] = nodes  # methods share ``self``: one relevant, all relevant
-                body = "\n".join(lines[node.lineno - 1 : node.end_lineno])
-                words[node] = set(IDENTIFIER.findall(body)) if lines else {"Dataset"}
         relevant: set[FunctionNode] = {
             n for n, w in words.items() if w & seeds or any(RELEVANT_WORD.search(x) for x in w)
         }
@@ -470,7 +488,7 @@ class ModuleInterpreter:
         the main path wins over an ``else`` fallback, and a branch that builds made-up input
         (``if use_fake_data:``) leaves nothing behind."""
         self.eval(stmt.test, frame)
-        fake = flow.synthetic_branch(stmt.test)
+        fake = flow.synthetic_branch(stmt.test) if self.mentions_made_up else None
         guarded = self.track_chief and self.mentions_chief(stmt.test)
         before = dict(frame.vars)
         self.chief_depth += guarded
@@ -504,9 +522,10 @@ class ModuleInterpreter:
         self, body: list[ast.stmt], frame: Frame, iterated: Value | None, node: ast.AST
     ) -> None:
         """A loop body, knowing what the loop does; the dataset it iterates ends so."""
-        self.loops.append(flow.body_words(body))
+        vocabulary = flow.body_words(body)
+        self.loops.append(vocabulary)
         try:
-            if self.yields(body):
+            if vocabulary.yields:
                 # feeds a generator: a dataset made from it decides (see ``source``)
                 if self.stack:
                     self.generator_feeds.setdefault(self.stack[-1], []).append(iterated)
@@ -521,12 +540,6 @@ class ModuleInterpreter:
             self.exec_block(body, frame)
         finally:
             self.loops.pop()
-
-    @staticmethod
-    def yields(body: list[ast.stmt]) -> bool:
-        return any(
-            isinstance(node, (ast.Yield, ast.YieldFrom)) for stmt in body for node in ast.walk(stmt)
-        )
 
     def note_discarded(self, expr: ast.expr, value: Value) -> None:
         """``ds.shuffle(n)`` as a statement: the transformation's result is thrown away."""
