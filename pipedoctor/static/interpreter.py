@@ -226,15 +226,7 @@ class ModuleInterpreter:
     def entry_functions(self) -> Iterator[tuple[FunctionNode, ClassInfo | None]]:
         """Module functions and methods in source order, those no other function uses first:
         a helper is then analysed where its caller uses it, not on its own."""
-        ordered: list[tuple[FunctionNode, ClassInfo | None]] = []
-        for value in list(self.module.vars.values()):
-            if isinstance(value, Func) and isinstance(value.node, FunctionNode):
-                ordered.append((value.node, None))
-            elif isinstance(value, ClassInfo):
-                init = value.methods.get("__init__")
-                if init is not None:
-                    ordered.append((init, value))
-                ordered.extend((m, value) for n, m in value.methods.items() if n != "__init__")
+        ordered = [(node, owner) for nodes, owner in self.function_groups() for node in nodes]
         used = self.used_by_others()
         ordered.sort(
             key=lambda pair: (pair[0].name != "__init__", pair[0].name in used, pair[0].lineno)
@@ -257,17 +249,24 @@ class ModuleInterpreter:
             return self._function_words
         lines = (self.text or "").splitlines()
         words: dict[FunctionNode, set[str]] = {}
-        for value in self.module.vars.values():
-            nodes: list[FunctionNode] = []
-            if isinstance(value, Func) and isinstance(value.node, FunctionNode):
-                nodes = [value.node]
-            elif isinstance(value, ClassInfo):
-                nodes = list(value.methods.values())
+        for nodes, _ in self.function_groups():
             for node in nodes:
                 body = "\n".join(lines[node.lineno - 1 : node.end_lineno])
                 words[node] = set(IDENTIFIER.findall(body)) if lines else {"Dataset"}
         self._function_words = words
         return words
+
+    def function_groups(self) -> list[tuple[list[FunctionNode], ClassInfo | None]]:
+        """The module's functions, each alone, and each class's methods together (``__init__``
+        first), with the class they belong to."""
+        groups: list[tuple[list[FunctionNode], ClassInfo | None]] = []
+        for value in list(self.module.vars.values()):
+            if isinstance(value, Func) and isinstance(value.node, FunctionNode):
+                groups.append(([value.node], None))
+            elif isinstance(value, ClassInfo):
+                methods = sorted(value.methods.values(), key=lambda m: m.name != "__init__")
+                groups.append((methods, value))
+        return groups
 
     def functions_given_to_datasets(self) -> set[ast.AST]:
         """Module functions passed by name to ``map``/``interleave``/``flat_map``/``filter``
@@ -313,12 +312,7 @@ class ModuleInterpreter:
             for name, value in self.module.vars.items()
             if isinstance(value, Pipeline) or isinstance(value, Obj) and value.kind == "strategy"
         }
-        for value in self.module.vars.values():
-            nodes: list[FunctionNode] = []
-            if isinstance(value, Func) and isinstance(value.node, FunctionNode):
-                nodes = [value.node]
-            elif isinstance(value, ClassInfo):
-                nodes = list(value.methods.values())
+        for nodes, _ in self.function_groups():
             for node in nodes:
                 siblings[node] = nodes  # methods share ``self``: one relevant, all relevant
         relevant: set[FunctionNode] = {
