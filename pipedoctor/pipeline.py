@@ -47,6 +47,7 @@ SOURCE_OPS = frozenset(
         "text_dataset_from_directory",
         "audio_dataset_from_directory",
         "timeseries_dataset_from_array",
+        "make_csv_dataset",
         "tfds.load",
         "zip",
         "sample_from_datasets",

@@ -20,8 +20,10 @@ PREFETCH_MAY_FOLLOW = frozenset(
     {"with_options", "repeat", "prefetch", "prefetch_to_device", "take", "skip"}
 )
 """After ``prefetch`` these cost nothing per element (``take``/``skip`` only count)."""
-PREFETCHING_SOURCES = DECODING_FACTORIES | {"timeseries_dataset_from_array"}
-"""Keras dataset factories already end their dataset with ``prefetch(AUTOTUNE)``."""
+PREFETCHING_SOURCES = DECODING_FACTORIES | {"timeseries_dataset_from_array", "make_csv_dataset"}
+"""Dataset factories that already end their dataset with ``prefetch(AUTOTUNE)``."""
+SHUFFLING_FACTORIES = DECODING_FACTORIES | {"make_csv_dataset"}
+"""Factories that shuffle (unless given ``shuffle=False``) and then batch."""
 PARALLELISM_PARAMS = ("num_parallel_calls", "num_parallel_reads")
 MAPS = ("map", "map_with_legacy_function")
 BATCHES = ("batch", "padded_batch", "ragged_batch")
@@ -34,7 +36,7 @@ BATCHING = frozenset(
         "dense_to_ragged_batch",
         "map_and_batch",
         "timeseries_dataset_from_array",
-        *DECODING_FACTORIES,
+        *SHUFFLING_FACTORIES,
     }
 )
 """Stages whose elements are batches (the Keras factories batch unless told not to)."""
@@ -346,7 +348,7 @@ def cache_after_random_hits(context: Context) -> Iterator[Hit]:
         for upstream in reversed(pipeline.upstream_of(stage)):
             if upstream.op == "shuffle" and upstream.param("reshuffle_each_iteration") is False:
                 continue  # the same order every epoch anyway: caching it changes nothing
-            if upstream.op in DECODING_FACTORIES and upstream.param("shuffle", True) is not False:
+            if upstream.op in SHUFFLING_FACTORIES and upstream.param("shuffle", True) is not False:
                 cause = (
                     f"`{upstream.op}`, which shuffles by default: every epoch replays the "
                     "first epoch's order"
@@ -428,7 +430,7 @@ def batched_upstream(pipeline: Pipeline, stage: Stage) -> bool:
             return False
         if upstream.op in ("batch", "padded_batch"):
             return True
-        if upstream.op in DECODING_FACTORIES:
+        if upstream.op in SHUFFLING_FACTORIES:
             return upstream.params.get("batch_size", 32) is not None
     return False
 

@@ -23,6 +23,7 @@ SOURCES: dict[str, str] = {
     "keras.utils.audio_dataset_from_directory": "audio_dataset_from_directory",
     "keras.utils.timeseries_dataset_from_array": "timeseries_dataset_from_array",
     "tensorflow_datasets.load": "tfds.load",
+    "tensorflow.data.experimental.make_csv_dataset": "make_csv_dataset",
 }
 
 POSITIONAL: dict[str, tuple[str, ...]] = {
@@ -58,6 +59,7 @@ POSITIONAL: dict[str, tuple[str, ...]] = {
     "image_dataset_from_directory": ("directory",),
     "text_dataset_from_directory": ("directory",),
     "tfds.load": ("name",),
+    "make_csv_dataset": ("file_pattern", "batch_size", "column_names", "column_defaults"),
     "parallel_interleave": ("map_func", "cycle_length", "block_length", "sloppy"),
     "map_and_batch": ("map_func", "batch_size", "num_parallel_batches", "drop_remainder"),
 }

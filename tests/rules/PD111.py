@@ -22,3 +22,7 @@ photos = keras.utils.image_dataset_from_directory("photos/", image_size=(64, 64)
 shuffled_batches = photos.shuffle(100)
 # ok: PD111
 unbatched = keras.utils.image_dataset_from_directory("photos/", batch_size=None).shuffle(100)
+# make_csv_dataset batches (and shuffles) on its own, too.
+rows = tf.data.experimental.make_csv_dataset("train.csv", batch_size=32, label_name="y")
+# ruleid: PD111
+shuffled_rows = rows.shuffle(1000)
