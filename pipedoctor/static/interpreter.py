@@ -8,7 +8,9 @@ analysed on their own, their parameters unknown (a default is not the value when
 elsewhere pass their own) or a dataset, when annotated as one.
 
 Where each dataset ends up is :mod:`pipedoctor.static.flow`'s business and which training a
-strategy reaches is :mod:`pipedoctor.static.reach`'s: the interpreter reports uses to them.
+strategy reaches is :mod:`pipedoctor.static.reach`'s: the interpreter reports uses to them
+(:mod:`pipedoctor.static.uses`). What a mapped function does is read by
+:mod:`pipedoctor.static.functions`.
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ from pipedoctor.pipeline import (
     TrainingSetup,
 )
 from pipedoctor.static import api, flow
-from pipedoctor.static.flow import DataFlow, datasets_in
+from pipedoctor.static.flow import DataFlow
+from pipedoctor.static.functions import FunctionInspector
 from pipedoctor.static.names import canonical, dotted_name, import_table
 from pipedoctor.static.reach import UNSEEN_SCOPE, StrategyReach, batch_facts_of
+from pipedoctor.static.uses import STREAM_WRAPPERS, DatasetUses
 from pipedoctor.static.values import (
     AUTOTUNE_VALUE,
     OPAQUE,
@@ -42,7 +46,9 @@ from pipedoctor.static.values import (
     Autotune,
     ClassInfo,
     Const,
+    Frame,
     Func,
+    FunctionNode,
     Instance,
     Method,
     Obj,
@@ -62,29 +68,6 @@ CHIEF_WORDS = ("chief", "task_id", "task_type", "worker_index", "rank")
 DATASET_FUNCTION_CALLS = frozenset(
     {"map", "interleave", "flat_map", "filter", "parallel_interleave", "map_and_batch"}
 )
-DISCARDABLE = frozenset(
-    {
-        "shuffle",
-        "prefetch",
-        "prefetch_to_device",
-        "batch",
-        "padded_batch",
-        "cache",
-        "repeat",
-        "take",
-        "skip",
-        "shard",
-        "with_options",
-        "unbatch",
-        "rebatch",
-        "apply",
-        "snapshot",
-    }
-)
-"""Transformations with no effect but their result: as a bare statement they do nothing
-(``map``, ``filter`` and ``interleave`` at least trace their function, which tests rely on)."""
-STREAM_WRAPPERS = frozenset({"iter", "enumerate", "tqdm", "as_numpy", "trange"})
-"""Calls that hand a dataset on to whatever iterates them."""
 MADE_UP = re.compile(r"fake|synthetic|dummy|null", re.IGNORECASE)
 """Words of made-up input; a module without any has no such branch to look for."""
 CONTAINER_METHODS = frozenset(
@@ -95,35 +78,11 @@ TF1_ITERATORS = frozenset({"make_one_shot_iterator", "make_initializable_iterato
 TFDS_WRITERS = frozenset({"_generate_examples", "_split_generators"})
 """TFDS builder methods whose datasets are read once to write the prepared data set."""
 EVALUATING_METHODS = frozenset({"evaluate", "predict", "predict_on_batch", "test_on_batch"})
-INSPECTING_METHODS = frozenset(
-    {"element_spec", "cardinality", "reduce", "get_single_element", "take_while", "unique"}
-)
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 RELEVANT_WORD = re.compile(r"Dataset|dataset|Strategy|strategy|tfds|^ds$|^fit$")
 
-FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
-
-class Frame:
-    """One scope's variables; lookups fall back to the enclosing scope, then the module."""
-
-    __slots__ = ("vars", "parent", "returns")
-
-    def __init__(self, parent: Frame | None = None) -> None:
-        self.vars: dict[str, Value] = {}
-        self.parent = parent
-        self.returns: list[Value] = []
-
-    def lookup(self, name: str) -> Value | None:
-        frame: Frame | None = self
-        while frame is not None:
-            if name in frame.vars:
-                return frame.vars[name]
-            frame = frame.parent
-        return None
-
-
-class ModuleInterpreter:
+class ModuleInterpreter(DatasetUses):
     """Walks one parsed module and collects its pipelines and training-setup facts."""
 
     def __init__(self, tree: ast.Module, path: str, text: str | None = None) -> None:
@@ -180,18 +139,6 @@ class ModuleInterpreter:
         self.reach.finish()
         self.mark_applied_options(pipelines)
         return Analysis(self.path, pipelines, self.training, self.discarded)
-
-    def mark_applied_options(self, pipelines: list[Pipeline]) -> None:
-        """An auto-shard policy counts where its options reach a dataset that trains."""
-        applied = {
-            self.stage_options[id(stage)]
-            for pipeline in pipelines
-            if pipeline.ends & {"training", "unknown"}
-            for stage in pipeline.walk()
-            if id(stage) in self.stage_options
-        }
-        for fact in self.training.of("autoshard"):
-            fact.data["applied"] = fact.get("options") in applied
 
     def scan_metrics(self) -> None:
         """Metric classes whose ``update_state`` mutates plain Python attributes (PD206)."""
@@ -365,22 +312,6 @@ class ModuleInterpreter:
         self.training.add(kind, self.location(node), in_scope=bool(self.reach.scopes), **data)
         return len(self.training.facts) - 1
 
-    def loop_end(self) -> str:
-        """What the innermost loop the code is in does with a dataset it pulls from."""
-        if not self.loops:
-            return "inspection"
-        return flow.loop_end(self.loops[-1], self.loops[:-1])
-
-    def trained(self, node: ast.AST, value: Value, end: str, **context: Any) -> None:
-        """A dataset handed to training: tell the strategy reach which batches it trains on."""
-        if end != "training":
-            return
-        batches: list[int] = []
-        for pipeline in datasets_in(value):
-            batches += batch_facts_of(pipeline, self.stage_batches)
-        strategy = value.strategy if isinstance(value, Stream) else None
-        self.reach.trained(self.location(node), end, batches, strategy=strategy, **context)
-
     # ----------------------------------------------------------------------------- statements
 
     def hoist(self, body: Sequence[ast.stmt], frame: Frame) -> None:
@@ -511,41 +442,6 @@ class ModuleInterpreter:
         finally:
             self.inspecting -= 1
             frame.vars = before
-
-    def exec_loop(
-        self, body: list[ast.stmt], frame: Frame, iterated: Value | None, node: ast.AST
-    ) -> None:
-        """A loop body, knowing what the loop does; the dataset it iterates ends so."""
-        vocabulary = flow.body_words(body)
-        self.loops.append(vocabulary)
-        try:
-            if vocabulary.yields:
-                # feeds a generator: a dataset made from it decides (see ``source``)
-                if self.stack:
-                    self.generator_feeds.setdefault(self.stack[-1], []).append(iterated)
-            elif isinstance(iterated, (Pipeline, Stream)) or (
-                isinstance(iterated, Seq)
-                and iterated.items
-                and all(isinstance(i, Stream) for i in iterated.items)
-            ):
-                end = self.loop_end()
-                self.flow.use(iterated, end)
-                self.trained(node, iterated, end)
-            self.exec_block(body, frame)
-        finally:
-            self.loops.pop()
-
-    def note_discarded(self, expr: ast.expr, value: Value) -> None:
-        """``ds.shuffle(n)`` as a statement: the transformation's result is thrown away."""
-        if (
-            isinstance(value, Pipeline)
-            and not self.inspecting
-            and isinstance(expr, ast.Call)
-            and isinstance(expr.func, ast.Attribute)
-            and expr.func.attr in DISCARDABLE
-            and value.last.location == self.location(expr)
-        ):
-            self.discarded.append(value.last)
 
     @staticmethod
     def is_scope_call(expr: ast.expr) -> bool:
@@ -745,71 +641,6 @@ class ModuleInterpreter:
         self.consumed(node, [name or ""], args, kwargs)
         return OPAQUE
 
-    def scoped_object(self, name: str, result: Value) -> Value:
-        """An object a library class builds inside a strategy's scope (a trainer, a model
-        from a model zoo): it keeps that scope, so what it is compiled with can be checked."""
-        short = name.rsplit(".", 1)[-1]
-        if not (self.reach.scopes and result is OPAQUE and short[:1].isupper()):
-            return result
-        value = Obj("object", short, (("id", next(self.ids)),))
-        self.reach.model_created(value, None)
-        return value
-
-    def call_builtin(
-        self, node: ast.Call, name: str, args: list[Value], kwargs: dict[str, Value]
-    ) -> Value:
-        """Python's own functions on a dataset: looking at it, or passing it on to a loop."""
-        if name in flow.INSPECTING_BUILTINS:
-            for value in [*args, *kwargs.values()]:
-                self.flow.use(value, "inspection")
-            return OPAQUE
-        if name.rsplit(".", 1)[-1] in STREAM_WRAPPERS and args:
-            return self.stream(args[0])
-        if name == "zip":
-            streams = [self.stream(a) for a in args]
-            if any(isinstance(s, Stream) for s in streams):
-                return Seq(tuple(streams))
-            return OPAQUE
-        if name == "next" and args:
-            self.pulled(node, args[0])
-            return OPAQUE
-        self.consumed(node, [name], args, kwargs)
-        return OPAQUE
-
-    @staticmethod
-    def stream(value: Value) -> Value:
-        if isinstance(value, Pipeline):
-            return Stream(value)
-        return value if isinstance(value, Stream) else OPAQUE
-
-    def pulled(self, node: ast.AST, value: Value) -> None:
-        """``next(iterator)``: the loop around it says what the element is for."""
-        if isinstance(value, (Pipeline, Stream)):
-            end = self.loop_end()
-            self.flow.use(value, end)
-            self.trained(node, value, end)
-
-    def consumed(
-        self,
-        node: ast.Call,
-        names: list[str],
-        args: list[Value],
-        kwargs: dict[str, Value],
-        untracked: bool = True,
-    ) -> None:
-        """Datasets handed to a call the analysis cannot follow end as its name says."""
-        values = [*args, *kwargs.values()]
-        if not any(True for v in values for _ in datasets_in(v)):
-            return
-        named = [*names, *flow.function_names(values)]
-        end = flow.consumer_end(named) or ("unknown" if untracked else None)
-        if end is None:
-            return  # a TensorFlow or Keras API the analysis does not model: no claim
-        for keyword, value in [*((None, a) for a in args), *kwargs.items()]:
-            used = flow.consumer_end([], [keyword]) if keyword else None
-            self.flow.use(value, used or end)
-            self.trained(node, value, used or end)
-
     def call(self, func: Func, args: list[Value], kwargs: dict[str, Value]) -> Value:
         """Analyse a module-defined function's body with these arguments (a call site)."""
         node = func.node
@@ -978,80 +809,6 @@ class ModuleInterpreter:
             self.consumed(node, [dotted_name(node.func) or name], args, kwargs)
         return OPAQUE
 
-    def dataset_method(self, pipeline: Pipeline, name: str) -> Value:
-        """A ``Dataset`` method that is no transformation: iterating, saving, looking."""
-        if name in ("as_numpy_iterator", "__iter__"):
-            return Stream(pipeline)
-        if name in ("save", "snapshot"):
-            self.flow.use(pipeline, "export")
-        elif name in ("make_one_shot_iterator", "make_initializable_iterator"):
-            self.flow.use(pipeline, "unknown")  # TF1: the tensors feed a graph we cannot see
-        else:
-            self.flow.use(pipeline, "inspection")
-        return OPAQUE
-
-    def fit(
-        self, node: ast.Call, model: Value, args: list[Value], kwargs: dict[str, Value]
-    ) -> Value:
-        """``model.fit(x, validation_data=...)``: what trains, under which strategy."""
-        x = kwargs.get("x", args[0] if args else OPAQUE)
-        self.flow.use(x, "training")
-        self.flow.use(kwargs.get("validation_data", OPAQUE), "validation")
-        batches: list[int] = []
-        if "batch_size" in kwargs:
-            batches.append(self.batch_fact(node, kwargs["batch_size"], "fit"))
-        for pipeline in datasets_in(x):
-            batches += batch_facts_of(pipeline, self.stage_batches)
-        self.reach.trained(
-            self.location(node),
-            "training",
-            batches,
-            model=model,
-            strategy=x.strategy if isinstance(x, Stream) else None,
-            callbacks=kwargs.get("callbacks"),
-        )
-        return OPAQUE
-
-    def estimator_call(self, node: ast.Call, estimator: Value, name: str, input_fn: Func) -> Value:
-        """``estimator.train(input_fn=...)``: the function's dataset trains (or evaluates)."""
-        dataset = self.call(input_fn, [], {})
-        end = "training" if name == "train" else "evaluation"
-        self.flow.use(dataset, end)
-        if end == "training":
-            strategy = estimator.get("strategy") if isinstance(estimator, Obj) else None
-            batches = [
-                i for p in datasets_in(dataset) for i in batch_facts_of(p, self.stage_batches)
-            ]
-            if isinstance(strategy, Obj):
-                self.reach.used_by_estimator(strategy)
-            self.reach.trained(
-                self.location(node),
-                end,
-                batches,
-                strategy=strategy if isinstance(strategy, Obj) else None,
-            )
-        return OPAQUE
-
-    def distributed(self, receiver: Value, name: str, args: list[Value]) -> Value:
-        """A dataset a strategy distributes: what the code does with it decides its end."""
-        strategy = receiver if isinstance(receiver, Obj) and receiver.kind == "strategy" else None
-        dataset: Value = args[0] if args else OPAQUE
-        if name == "distribute_datasets_from_function":
-            dataset = self.call(dataset, [OPAQUE], {}) if isinstance(dataset, Func) else OPAQUE
-        if isinstance(dataset, Pipeline):
-            return Stream(dataset, strategy)
-        return OPAQUE
-
-    def compile(self, node: ast.Call, model: Value, optimizers: list[Value]) -> None:
-        self.fact("compile", node)
-        for optimizer in optimizers:
-            string_fact = None
-            if isinstance(optimizer, Const) and isinstance(optimizer.value, str):
-                string_fact = self.fact(
-                    "optimizer", node, name=optimizer.value, lr="default", from_compile=True
-                )
-            self.reach.compiled(model, optimizer, string_fact)
-
     @staticmethod
     def is_model(value: Value) -> bool:
         if isinstance(value, Obj):
@@ -1159,19 +916,6 @@ class ModuleInterpreter:
         name = (node.id if isinstance(node, ast.Name) else node.attr).lower()
         plural = name.endswith("s") or any(w in name for w in ("files", "pattern", "glob", "list"))
         return Files(None) if plural else Files(1)
-
-    def generated_from(self, node: ast.Call, generator: Value, pipeline: Pipeline) -> None:
-        """``from_generator(gen)``: datasets ``gen`` iterates feed ``pipeline``, so they end
-        where it does."""
-        function = generator.node if isinstance(generator, Func) else None
-        if isinstance(generator, Func) and function not in self.generator_feeds:
-            self.call(generator, [], {})  # a generator handed over, not called: run its loops
-        syntax = node.args[0] if node.args else None
-        if function is None and isinstance(syntax, ast.Call):
-            called = self.eval(syntax.func, self.module)
-            function = called.node if isinstance(called, Func) else None
-        for value in self.generator_feeds.get(function, []) if function is not None else []:
-            self.flow.feed(pipeline, value)
 
     @staticmethod
     def literal_count(value: Value) -> int | None:
@@ -1296,63 +1040,6 @@ class ModuleInterpreter:
         self.consumed(node, [name], args, kwargs, untracked=False)
         return OPAQUE
 
-    def scales_with_replicas(self, schedule: Value, depth: int = 0) -> bool:
-        """Whether a learning-rate schedule function may follow the replica count: it uses it
-        (directly, through a name derived from it, or in a helper it calls), or it uses a
-        value the analysis cannot see, which may."""
-        if not isinstance(schedule, Func) or depth > 2:
-            return not isinstance(schedule, Func) and depth == 0
-        node = schedule.node
-        local = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-                local.add(sub.id)
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Attribute) and sub.attr == "num_replicas_in_sync":
-                return True
-            if isinstance(sub, ast.Name) and sub.id not in local:
-                value = schedule.closure.lookup(sub.id)
-                if isinstance(value, Unknown):
-                    return True  # replica-derived, or a value the code does not show
-                if isinstance(value, Func) and value.node is not node:
-                    if self.scales_with_replicas(value, depth + 1):
-                        return True
-        return False
-
-    def keras_distribution(self, node: ast.Call, short: str, args: list[Value]) -> Value:
-        """The Keras distribution API: ``DataParallel``/``ModelParallel`` and the global
-        ``set_distribution`` every later model and ``fit`` runs under."""
-        if short in ("DataParallel", "ModelParallel"):
-            strategy = self.reach.new_strategy(short, self.location(node))
-            return Obj("distribution", short, (("strategy", strategy),))
-        if short == "set_distribution" and args and isinstance(args[0], Obj):
-            self.reach.distribution = args[0].get("strategy")
-        return OPAQUE
-
-    def estimator_api(
-        self, node: ast.Call, short: str, args: list[Value], kwargs: dict[str, Value]
-    ) -> Value:
-        """``RunConfig(train_distribute=...)``, Estimators built with it, and the specs of
-        ``train_and_evaluate`` whose ``input_fn`` trains or evaluates."""
-        if short == "RunConfig":
-            strategy = kwargs.get("train_distribute", OPAQUE)
-            self.reach.used_by_estimator(strategy)
-            self.reach.used_by_estimator(kwargs.get("eval_distribute", OPAQUE))
-            return Obj("runconfig", short, (("strategy", strategy),))
-        if short in ("TrainSpec", "EvalSpec"):
-            input_fn = kwargs.get("input_fn", args[0] if args else None)
-            if isinstance(input_fn, Func):
-                self.flow.use(
-                    self.call(input_fn, [], {}),
-                    "training" if short == "TrainSpec" else "evaluation",
-                )
-            return OPAQUE
-        if "Estimator" in short or short == "model_to_estimator":
-            config = kwargs.get("config", OPAQUE)
-            strategy = config.get("strategy") if isinstance(config, Obj) else None
-            return Obj("estimator", short, (("strategy", strategy),))
-        return OPAQUE
-
     def optimizer_fact(self, node: ast.Call, name: str, lr: Value | None) -> int:
         if lr is None:
             kind, warmup = "default", False
@@ -1418,151 +1105,6 @@ class ModuleInterpreter:
             random = bool(value.get("random"))
             return FunctionFacts(random=random, augments_images=random)
         return FunctionFacts(known=False)
-
-
-class FunctionInspector:
-    """Reads a mapped function's body (and the module helpers it calls) for the facts rules use."""
-
-    MAX_NESTING = 3
-
-    def __init__(self, interpreter: ModuleInterpreter, func: Func, depth: int = 0) -> None:
-        self.interpreter = interpreter
-        self.func = func
-        self.depth = depth
-
-    def facts(self) -> FunctionFacts:
-        node = self.func.node
-        frame = Frame(self.func.closure)
-        for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
-            frame.vars[arg.arg] = OPAQUE
-        if self.func.bound and isinstance(node, FunctionNode):
-            positional = node.args.posonlyargs + node.args.args
-            for arg, value in zip(positional, self.func.bound, strict=False):
-                frame.vars[arg.arg] = value
-        body: list[ast.AST] = [node.body] if isinstance(node, ast.Lambda) else list(node.body)
-        calls: set[str] = set()
-        merged = FunctionFacts(elementwise=self.elementwise(node))
-        decodes = random = augments = python = False
-        cheap = True
-        reader = None
-        for stmt in body:
-            for sub in ast.walk(stmt):
-                if isinstance(sub, ast.While) or (
-                    isinstance(sub, (ast.For, ast.comprehension)) and not self.unrolled(sub.iter)
-                ):
-                    cheap = False
-                if not isinstance(sub, ast.Call):
-                    continue
-                callee = self.interpreter.eval(sub.func, frame)
-                cheap &= self.cheap_call(sub, callee)
-                if isinstance(callee, Ref):
-                    name = callee.name
-                    calls.add(name)
-                    decodes |= api.is_decode(name)
-                    python |= name in api.PYTHON_CALLS
-                    if api.is_stateless_random(name):
-                        changing = not self.constant_seed(sub)
-                        random |= changing
-                        augments |= changing and api.is_image_augmentation(name)
-                    else:
-                        random |= api.is_random(name)
-                        augments |= api.is_image_augmentation(name)
-                    if api.SOURCES.get(name) in api.RECORD_READER_NAMES:
-                        reader = api.SOURCES[name]
-                elif isinstance(callee, Obj) and callee.kind in ("layer", "model"):
-                    if callee.get("random"):
-                        random = True
-                        augments |= bool(callee.get("augments", True))
-                elif isinstance(callee, Func):
-                    if self.depth >= self.MAX_NESTING or callee.node is node:
-                        cheap = False
-                        continue
-                    inner = FunctionInspector(self.interpreter, callee, self.depth + 1).facts()
-                    cheap &= inner.cheap
-                    calls |= inner.calls
-                    decodes |= inner.decodes
-                    random |= inner.random
-                    augments |= inner.augments_images
-                    python |= inner.python
-                    reader = reader or inner.reader
-        return replace(
-            merged,
-            decodes=decodes,
-            random=random,
-            augments_images=augments,
-            python=python,
-            reader=reader,
-            calls=frozenset(calls),
-            cheap=cheap,
-        )
-
-    @staticmethod
-    def unrolled(iterated: ast.expr) -> bool:
-        """``for level in range(3)`` in a mapped function unrolls when it is traced."""
-        return (
-            isinstance(iterated, ast.Call)
-            and isinstance(iterated.func, ast.Name)
-            and iterated.func.id == "range"
-        ) or isinstance(iterated, (ast.Tuple, ast.List))
-
-    def cheap_call(self, call: ast.Call, callee: Value) -> bool:
-        """Whether one call in a mapped function is too little work to count."""
-        if isinstance(callee, Ref):
-            return api.is_cheap(callee.name)
-        if isinstance(callee, Obj) and callee.kind == "layer":
-            return callee.name in api.CHEAP_LAYERS
-        if isinstance(callee, Func):
-            return True  # judged from its own facts, where it is inspected
-        if isinstance(callee, Method) and callee.name in ("get", "items", "keys", "values"):
-            return True  # a dict lookup on the element
-        return isinstance(callee, Unknown) and dotted_name(call.func) in api.CHEAP_BUILTINS
-
-    def constant_seed(self, call: ast.Call) -> bool:
-        seed = next((kw.value for kw in call.keywords if kw.arg == "seed"), None)
-        if seed is None and len(call.args) >= 2:
-            seed = call.args[-1]
-        if seed is None:
-            return False
-        value = self.interpreter.eval(seed, Frame(self.func.closure))
-        if isinstance(value, Seq):
-            return all(isinstance(i, Const) for i in value.items)
-        return isinstance(value, Const)
-
-    def elementwise(self, node: FunctionNode | ast.Lambda) -> bool:
-        """True when the body is only arithmetic, casts and element-wise math on its inputs."""
-        statements: list[ast.AST]
-        if isinstance(node, ast.Lambda):
-            statements = [node.body]
-        else:
-            statements = []
-            for i, stmt in enumerate(node.body):
-                if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-                    continue  # docstring
-                if (
-                    isinstance(stmt, ast.Return)
-                    and stmt.value is not None
-                    or isinstance(stmt, ast.Assign)
-                    and all(isinstance(t, ast.Name) for t in stmt.targets)
-                ):
-                    statements.append(stmt.value)
-                else:
-                    return False
-        arithmetic = False
-        frame = Frame(self.func.closure)
-        for expr in statements:
-            for sub in ast.walk(expr):
-                if isinstance(sub, ast.BinOp):
-                    arithmetic = True
-                elif isinstance(sub, ast.Call):
-                    callee = self.interpreter.eval(sub.func, frame)
-                    if not (isinstance(callee, Ref) and api.is_elementwise(callee.name)):
-                        return False
-                    arithmetic = True
-                elif isinstance(
-                    sub, (ast.Lambda, ast.IfExp, ast.ListComp, ast.DictComp, ast.Compare)
-                ):
-                    return False
-        return arithmetic
 
 
 def analyze_module(tree: ast.Module, path: str, text: str | None = None) -> Analysis:

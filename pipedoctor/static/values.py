@@ -127,3 +127,24 @@ Value = (
     | Pipeline
     | Stream
 )
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+class Frame:
+    """One scope's variables; lookups fall back to the enclosing scope, then the module."""
+
+    __slots__ = ("vars", "parent", "returns")
+
+    def __init__(self, parent: Frame | None = None) -> None:
+        self.vars: dict[str, Value] = {}
+        self.parent = parent
+        self.returns: list[Value] = []
+
+    def lookup(self, name: str) -> Value | None:
+        frame: Frame | None = self
+        while frame is not None:
+            if name in frame.vars:
+                return frame.vars[name]
+            frame = frame.parent
+        return None
