@@ -15,6 +15,7 @@ import re
 import sys
 import threading
 import tokenize
+import warnings
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -119,6 +120,20 @@ def decode(data: bytes, path: str) -> str | Finding:
         return syntax_finding(path, f"cannot decode: {exc}", line, column)
 
 
+def check_syntax(text: str, path: str) -> None:
+    """Raise ``SyntaxError`` where the module does not compile. For a module the rules have
+    nothing to look at this is all the lint does, and compiling to bytecode costs about half
+    of ``ast.parse``, which builds every node as a Python object. Top-level ``await`` is
+    allowed: ``ast.parse`` accepts it and notebooks run it. A notebook's cells are compiled
+    one by one, so its joined text is only parsed (``from __future__`` may open any cell)."""
+    if path.endswith(".ipynb"):
+        ast.parse(text, filename=path)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escapes etc.: not this gate's business
+        compile(text, path, "exec", ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+
+
 def lint_text(
     text: str,
     path: str,
@@ -129,6 +144,9 @@ def lint_text(
     """Findings for one module's source text (parse errors become PD000). A check passes its
     measurements and ``("runtime", "static")`` so rules that can use them do."""
     try:
+        if not worth_analysing(text):
+            check_syntax(text, path)
+            return FileResult()
         tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
         column = exc.offset if exc.offset and exc.offset > 0 else None
@@ -141,8 +159,6 @@ def lint_text(
         return FileResult(
             _select([syntax_finding(path, f"cannot parse: {exc}", None, None)], selection)
         )
-    if not worth_analysing(text):
-        return FileResult()
     try:
         analysis = analyze_module(tree, path, text)
         findings = list(run_rules(analysis, scopes, selection, measurements))

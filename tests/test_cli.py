@@ -173,12 +173,14 @@ def test_unparsable_files_are_pd000_and_the_rest_still_checked(project: Path) ->
     (project / "broken.py").write_text("import tensorflow as tf\nds = tf.data.Dataset.range(\n")
     (project / "latin.py").write_bytes(b"# coding: utf-8\nname = '\xff\xfe'\n")
     (project / "nul.py").write_bytes(b"x = 1\x00\n")
+    (project / "plain.py").write_text("total = 0\nfor x in (1, 2:\n    total += x\n")
     done = run("lint", ".", "--format", "json", cwd=project)
     assert done.returncode == 1
     findings = json.loads(done.stdout)["findings"]
     pd000 = {f["path"]: f for f in findings if f["rule"] == "PD000"}
-    assert set(pd000) == {"broken.py", "latin.py", "nul.py"}
+    assert set(pd000) == {"broken.py", "latin.py", "nul.py", "plain.py"}
     assert pd000["broken.py"]["line"] == 2 and "SyntaxError" in pd000["broken.py"]["message"]
+    assert pd000["plain.py"]["line"] == 2 and "SyntaxError" in pd000["plain.py"]["message"]
     assert pd000["latin.py"]["line"] == 2 and "decode" in pd000["latin.py"]["message"]
     assert any(f["rule"] == "PD102" and f["path"] == "bad.py" for f in findings)
 

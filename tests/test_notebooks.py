@@ -115,6 +115,16 @@ def test_bad_notebooks_get_one_line_not_a_traceback(
     assert line.startswith("bad.ipynb:") and message in line
 
 
+def test_cells_compile_one_by_one(tmp_path: Path) -> None:
+    """``from __future__`` may open any cell; the same line in the middle of a module is an
+    error Python reports, and so does the lint."""
+    later = "print('setup')\n", "from __future__ import print_function\nprint('a', 'b')\n"
+    (tmp_path / "intro.ipynb").write_text(notebook(*later))
+    (tmp_path / "intro.py").write_text("".join(later))
+    report = lint(tmp_path)
+    assert [(f.path.rpartition("/")[2], f.rule) for f in report.findings] == [("intro.py", "PD000")]
+
+
 def test_notebook_in_another_language_is_skipped(tmp_path: Path) -> None:
     (tmp_path / "r.ipynb").write_text(notebook("library(keras)\nx <- 1\n", language="R"))
     assert lint(tmp_path / "r.ipynb").findings == []

@@ -65,9 +65,12 @@ MAX_STEPS = 60_000
 """Expressions evaluated per module before the rest is treated as unknown (keeps lint fast)."""
 CHIEF_WORDS = ("chief", "task_id", "task_type", "worker_index", "rank")
 
-DATASET_FUNCTION_CALLS = frozenset(
-    {"map", "interleave", "flat_map", "filter", "parallel_interleave", "map_and_batch"}
+GIVEN_FUNCTION = re.compile(
+    r"\b(?:map|interleave|flat_map|filter|parallel_interleave|map_and_batch)\(\s*([A-Za-z_][\w.]*)"
+    r"|\b(?:map_func|predicate|func)\s*=\s*([A-Za-z_][\w.]*)"
 )
+"""A function named as the first argument of ``map`` and its kin, or as their ``map_func=``,
+``predicate=`` or ``func=``."""
 MADE_UP = re.compile(r"fake|synthetic|dummy|null", re.IGNORECASE)
 """Words of made-up input; a module without any has no such branch to look for."""
 CONTAINER_METHODS = frozenset(
@@ -217,28 +220,13 @@ class ModuleInterpreter(DatasetUses):
 
     def functions_given_to_datasets(self) -> set[ast.AST]:
         """Module functions passed by name to ``map``/``interleave``/``flat_map``/``filter``
-        (or ``parallel_interleave``): they run per element, not as code that builds pipelines."""
-        if self.text is not None and not any(
-            w in self.text for w in ("map(", "interleave", "filter(")
-        ):
-            return set()
-        names: set[str] = set()
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
-                called = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
-                if called in DATASET_FUNCTION_CALLS:
-                    for arg in [
-                        *node.args[:1],
-                        *(
-                            k.value
-                            for k in node.keywords
-                            if k.arg in ("map_func", "predicate", "func")
-                        ),
-                    ]:
-                        if isinstance(arg, ast.Name):
-                            names.add(arg.id)
-                        elif isinstance(arg, ast.Attribute):
-                            names.add(arg.attr)
+        (or ``parallel_interleave``): they run per element, not as code that builds pipelines.
+        Read from the text, which is several times cheaper than walking every node."""
+        text = self.text if self.text is not None else ast.unparse(self.tree)
+        names = {
+            (positional or keyword).rpartition(".")[2]
+            for positional, keyword in GIVEN_FUNCTION.findall(text)
+        }
         found: set[ast.AST] = set()
         for value in self.module.vars.values():
             if isinstance(value, Func) and isinstance(value.node, FunctionNode):
@@ -262,9 +250,8 @@ class ModuleInterpreter(DatasetUses):
         for nodes, _ in self.function_groups():
             for node in nodes:
                 siblings[node] = nodes  # methods share ``self``: one relevant, all relevant
-        relevant: set[FunctionNode] = {
-            n for n, w in words.items() if w & seeds or any(RELEVANT_WORD.search(x) for x in w)
-        }
+        hits = {x for x in set().union(*words.values()) if RELEVANT_WORD.search(x)} | seeds
+        relevant: set[FunctionNode] = {n for n, w in words.items() if w & hits}
         grew = True
         while grew:
             names = {n.name for n in relevant}
