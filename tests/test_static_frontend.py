@@ -160,6 +160,35 @@ def test_sources_beyond_dataset(call: str, op: str) -> None:
     assert chain(pipeline) == [op, "batch"]
 
 
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (
+            """
+            import tensorflow as tf
+            rows = tf.data.experimental.make_csv_dataset("a.csv", batch_size=32, label_name="y")
+            rows = rows.map(lambda r, y: (tf.py_function(str, [r["note"]], tf.string), y))
+            tf.keras.Sequential().fit(rows)
+            """,
+            {"PD101", "PD102", "PD108"},
+        ),
+        (
+            """
+            import keras
+            keras.distribution.set_distribution(keras.distribution.DataParallel())
+            model = keras.Sequential([keras.layers.Dense(10)])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(images, labels, batch_size=64)
+            """,
+            {"PD202", "PD203"},
+        ),
+    ],
+)
+def test_modules_without_the_word_dataset_are_analysed(source: str, expected: set[str]) -> None:
+    """The cheap text check before the analysis knows every source and strategy spelling."""
+    assert {f.rule for f in lint(textwrap.dedent(source)).findings} == expected
+
+
 def test_tfds_with_info_unpacks() -> None:
     (pipeline,) = pipelines(
         """

@@ -13,7 +13,15 @@ from pipedoctor.static.names import TRACKED_ROOTS
 
 __all__ = ["analyze_module", "analyze_source", "worth_analysing"]
 
-TRIGGERS = ("Dataset", "dataset_from", "tensorflow_datasets", "Strategy")
+TRIGGERS = (
+    "Dataset",
+    "dataset_from",
+    "make_csv_dataset",
+    "tensorflow_datasets",
+    "Strategy",
+    "DataParallel",
+    "ModelParallel",
+)
 """Every pipeline source and every strategy has one of these in its name."""
 
 
