@@ -377,9 +377,14 @@ def rule_page(rule: Rule) -> str:
     def section(title: str, body: str) -> str:
         return f"## {title}\n\n{body.strip()}\n"
 
+    header = f"Severity: {rule.severity.label}. Runs in: {', '.join(rule.scope)}."
+    if rule.ends:
+        header += f" Judges datasets that end in: {', '.join(rule.ends)}."
+    if rule.strategies:
+        header += f" Applies to: {', '.join(rule.strategies)}."
     parts = [
         f"# {rule.name} ({rule.id})\n",
-        f"Severity: {rule.severity.label}. Runs in: {', '.join(rule.scope)}.\n",
+        header + "\n",
         section("What it does", rule.summary),
         section("Why is this bad?", rule.why),
     ]

@@ -1,4 +1,5 @@
-"""The static gate: find Python files, read each without running it, and run the static rules.
+"""The static gate: find Python files and notebooks, read each without running it, and run the
+static rules.
 
 Files are independent, so they are spread over the machine's cores; each file is read, decoded,
 parsed and analysed in one worker, and only its findings travel back.
@@ -10,12 +11,14 @@ import ast
 import io
 import multiprocessing
 import os
+import re
 import sys
 import threading
 import tokenize
+import warnings
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,7 @@ from pipedoctor.pipeline import Location
 from pipedoctor.report import Finding, Report
 from pipedoctor.rules import Hit, Selection, load_catalog, make_finding, run_rules
 from pipedoctor.static import analyze_module, worth_analysing
+from pipedoctor.static.notebook import NotebookError, NotebookSource, read_notebook
 from pipedoctor.suppression import unsuppressed
 
 SKIPPED_DIRS = frozenset(
@@ -48,6 +52,9 @@ SKIPPED_DIRS = frozenset(
         "site-packages",
     }
 )
+SOURCE_SUFFIXES = (".py", ".ipynb")
+LINE_IN_MESSAGE = re.compile(r"\(line (\d+)\)")
+"""How a message points at another line of the file: ``(line 12)``."""
 PARALLEL_MIN_FILES = 64
 """Below this many files a process pool costs more than it saves."""
 
@@ -63,7 +70,8 @@ class FileResult:
 
 
 def discover(paths: Iterable[Path], config: Config) -> Iterator[Path]:
-    """Python files under ``paths``: files as given, folders walked without the usual clutter."""
+    """Python files and notebooks under ``paths``: files as given, folders walked without the
+    usual clutter."""
     for path in paths:
         if not path.exists():
             raise UsageError(f"no such file or directory: {path}")
@@ -81,7 +89,7 @@ def discover(paths: Iterable[Path], config: Config) -> Iterator[Path]:
                 and not config.excluded(here / d)
             )
             for name in sorted(names):
-                if name.endswith(".py") and not config.excluded(here / name):
+                if name.endswith(SOURCE_SUFFIXES) and not config.excluded(here / name):
                     yield here / name
 
 
@@ -112,6 +120,20 @@ def decode(data: bytes, path: str) -> str | Finding:
         return syntax_finding(path, f"cannot decode: {exc}", line, column)
 
 
+def check_syntax(text: str, path: str) -> None:
+    """Raise ``SyntaxError`` where the module does not compile. For a module the rules have
+    nothing to look at this is all the lint does, and compiling to bytecode costs about half
+    of ``ast.parse``, which builds every node as a Python object. Top-level ``await`` is
+    allowed: ``ast.parse`` accepts it and notebooks run it. A notebook's cells are compiled
+    one by one, so its joined text is only parsed (``from __future__`` may open any cell)."""
+    if path.endswith(".ipynb"):
+        ast.parse(text, filename=path)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escapes etc.: not this gate's business
+        compile(text, path, "exec", ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+
+
 def lint_text(
     text: str,
     path: str,
@@ -122,6 +144,9 @@ def lint_text(
     """Findings for one module's source text (parse errors become PD000). A check passes its
     measurements and ``("runtime", "static")`` so rules that can use them do."""
     try:
+        if not worth_analysing(text):
+            check_syntax(text, path)
+            return FileResult()
         tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
         column = exc.offset if exc.offset and exc.offset > 0 else None
@@ -134,8 +159,6 @@ def lint_text(
         return FileResult(
             _select([syntax_finding(path, f"cannot parse: {exc}", None, None)], selection)
         )
-    if not worth_analysing(text):
-        return FileResult()
     try:
         analysis = analyze_module(tree, path, text)
         findings = list(run_rules(analysis, scopes, selection, measurements))
@@ -150,12 +173,63 @@ def _select(findings: list[Finding], selection: Selection) -> list[Finding]:
     return [f for f in findings if selection.enabled(f.rule)]
 
 
+def lint_notebook(text: str, path: str, selection: Selection) -> FileResult:
+    """Findings for a notebook's code cells, each placed by cell and line in the cell."""
+    try:
+        notebook = read_notebook(text)
+    except NotebookError as exc:
+        return FileResult(
+            _select([syntax_finding(path, str(exc), exc.line, exc.column)], selection)
+        )
+    if notebook is None:
+        return FileResult()  # a notebook in another language
+    result = lint_text(notebook.text, path, selection)
+    findings = [in_cell(f, notebook) for f in result.findings]
+    for place, message, column in notebook.broken:
+        broken = syntax_finding(path, message, place.line, column)
+        findings.append(replace(broken, cell=place.cell))
+    return FileResult(_select(findings, selection), result.note)
+
+
+def in_cell(finding: Finding, notebook: NotebookSource) -> Finding:
+    """A finding on the joined module, moved to its cell and the line and column there (a
+    line its message names, too)."""
+    start = notebook.place(finding.line or 0)
+    if start is None:
+        return finding
+
+    def cell_line(match: re.Match[str]) -> str:
+        place = notebook.place(int(match.group(1)))
+        return f"(cell {place.cell}, line {place.line})" if place else match.group(0)
+
+    end = notebook.place(finding.end_line or 0)
+    same_cell = end is not None and end.cell == start.cell
+    return replace(
+        finding,
+        message=LINE_IN_MESSAGE.sub(cell_line, finding.message),
+        cell=start.cell,
+        line=start.line,
+        column=finding.column + start.indent if finding.column else None,
+        end_line=end.line if same_cell and end else None,
+        end_column=finding.end_column + end.indent
+        if same_cell and end and finding.end_column
+        else None,
+    )
+
+
 def lint_file(path: Path, selection: Selection) -> FileResult:
     shown = display_path(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         return FileResult(note=f"{shown}: cannot read ({exc.strerror or exc})")
+    if path.suffix == ".ipynb":
+        try:
+            return lint_notebook(data.decode("utf-8-sig"), shown, selection)
+        except UnicodeDecodeError as exc:
+            return FileResult(
+                _select([syntax_finding(shown, f"cannot decode: {exc}", None, None)], selection)
+            )
     text = decode(data, shown)
     if isinstance(text, Finding):
         return FileResult(_select([text], selection))

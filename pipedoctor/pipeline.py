@@ -47,6 +47,7 @@ SOURCE_OPS = frozenset(
         "text_dataset_from_directory",
         "audio_dataset_from_directory",
         "timeseries_dataset_from_array",
+        "make_csv_dataset",
         "tfds.load",
         "zip",
         "sample_from_datasets",
@@ -64,6 +65,37 @@ DECODING_FACTORIES = frozenset(
     {"image_dataset_from_directory", "text_dataset_from_directory", "audio_dataset_from_directory"}
 )
 FUNCTION_OPS = frozenset({"map", "interleave", "flat_map", "filter", "parallel_interleave"})
+
+ENDS = (
+    "training",
+    "validation",
+    "evaluation",
+    "inspection",
+    "export",
+    "adapt",
+    "unknown",
+)
+"""Where a dataset ends up: fed to training (``fit``, a custom loop, a strategy's distribution,
+an Estimator's train ``input_fn``); to ``fit``'s ``validation_data`` or a per-epoch evaluation
+loop; to evaluation or prediction; only looked at (``take(1)``, printing, a vocabulary); written
+out; given to a preprocessing layer's ``adapt()``; or unknown (returned from a function nobody
+in the module calls, or exported at module level), where a library's ``make_dataset()`` may
+well be real training code."""
+
+
+STRATEGY_KINDS = (
+    "mirrored",
+    "multi-worker-mirrored",
+    "tpu",
+    "parameter-server",
+    "central-storage",
+    "one-device",
+    "estimator",
+    "keras.distribution",
+)
+"""The kinds of distributed setup a PD2xx rule can apply to: the ``tf.distribute`` strategies,
+an Estimator running one through its ``RunConfig`` (its ``input_fn`` batch is per replica), and
+the Keras distribution API (``keras.distribution.DataParallel``/``ModelParallel``)."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +142,9 @@ class FunctionFacts:
     """Calls back into Python (``py_function``, ``numpy_function``, ``py_func``)."""
     elementwise: bool = False
     """Only element-wise arithmetic and casts: cheaper on a whole batch than per element."""
+    cheap: bool = False
+    """Only picks, renames or restructures its inputs, casts, reshapes or does element-wise
+    arithmetic: too little work per element for parallel calls to be worth a finding."""
     reader: str | None = None
     """For ``interleave``/``flat_map``: the record reader the function opens, if any."""
     calls: frozenset[str] = frozenset()
@@ -156,6 +191,10 @@ class Pipeline:
     stages: tuple[Stage, ...]
     sink: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    ends: frozenset[str] = frozenset()
+    """Where the code sends this dataset (see :data:`ENDS`), as the static front end saw it.
+    Empty when the front end does not know (the graph front end reads the dataset that
+    training was handed): every rule then judges it."""
 
     @property
     def source(self) -> Stage:
@@ -169,7 +208,14 @@ class Pipeline:
         return Pipeline(self.stages + (stage,))
 
     def with_sink(self, sink: str) -> Pipeline:
-        return Pipeline(self.stages, sink, self.options)
+        return Pipeline(self.stages, sink, self.options, self.ends)
+
+    def with_ends(self, ends: frozenset[str]) -> Pipeline:
+        return Pipeline(self.stages, self.sink, self.options, ends)
+
+    def ends_in(self, wanted: frozenset[str] | tuple[str, ...]) -> bool:
+        """True when a rule that judges ``wanted`` ends judges this pipeline."""
+        return not self.ends or bool(self.ends & set(wanted))
 
     def walk(self) -> list[Stage]:
         """Every stage, upstream pipelines of ``zip``/``concatenate`` included, source first."""
@@ -202,7 +248,8 @@ class Pipeline:
 
     def __repr__(self) -> str:
         chain = " -> ".join(s.op for s in self.stages)
-        return f"Pipeline({chain}{', sink=' + self.sink if self.sink else ''})"
+        ends = f", ends={','.join(sorted(self.ends))}" if self.ends else ""
+        return f"Pipeline({chain}{', sink=' + self.sink if self.sink else ''}{ends})"
 
 
 @dataclass(frozen=True)
@@ -226,6 +273,10 @@ class TrainingSetup:
     """
 
     facts: list[Fact] = field(default_factory=list)
+    static: bool = False
+    """Filled from source text: each training the code starts is a ``training`` fact with
+    the strategy that reaches it, and the PD2xx rules judge those. A live setup is one job,
+    judged whole."""
 
     def add(self, kind: str, location: Location | None, **data: Any) -> None:
         self.facts.append(Fact(kind, location, data))
@@ -244,6 +295,8 @@ class Analysis:
     path: str
     pipelines: list[Pipeline] = field(default_factory=list)
     training: TrainingSetup = field(default_factory=TrainingSetup)
+    discarded: list[Stage] = field(default_factory=list)
+    """Transformations whose result the code throws away (``ds.shuffle(n)`` as a statement)."""
 
     def stages(self) -> list[tuple[Pipeline, Stage]]:
         """Each distinct stage once, with one pipeline that contains it (for context)."""

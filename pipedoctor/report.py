@@ -55,14 +55,17 @@ class Finding:
     headroom: float | None = None
     """An upper bound, not a gain: how much faster training could be if the limit this finding
     names were gone (the verdict's ceiling over training). Never measured as a fix."""
+    cell: int | None = None
+    """In a notebook: the cell (1-based, over every cell); ``line`` and ``column`` are then
+    counted inside that cell, as ruff reports notebooks."""
 
     def sort_key(self) -> tuple:
-        return (self.path or "", self.line or 0, self.column or 0, self.rule)
+        return (self.path or "", self.cell or 0, self.line or 0, self.column or 0, self.rule)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["severity"] = self.severity.label
-        for key in ("gain", "end_to_end_gain", "headroom"):
+        for key in ("gain", "end_to_end_gain", "headroom", "cell"):
             if data[key] is None:
                 del data[key]
         return data

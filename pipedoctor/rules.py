@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pipedoctor.pipeline import Analysis, Location
+from pipedoctor.pipeline import ENDS, STRATEGY_KINDS, Analysis, Location
 from pipedoctor.report import Finding, Severity
 
 if sys.version_info >= (3, 11):
@@ -55,6 +55,10 @@ class Rule:
     references: tuple[str, ...] = ()
     params: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
+    ends: tuple[str, ...] = ()
+    """Where a dataset must end for the rule to judge it (see ``pipeline.ENDS``)."""
+    strategies: tuple[str, ...] = ()
+    """The distributed setups the rule applies to (see ``pipeline.STRATEGY_KINDS``)."""
 
     @property
     def short_fix(self) -> str:
@@ -102,6 +106,10 @@ def parse_rule(text: str, path: Path | None = None) -> Rule:
         severity = Severity.parse(data["severity"])
     except ValueError as exc:
         raise RuleFileError(f"{where}: {exc}") from None
+    for key, known in (("ends", ENDS), ("strategies", STRATEGY_KINDS)):
+        unknown = [v for v in data.get(key, ()) if v not in known]
+        if unknown:
+            raise RuleFileError(f"{where}: unknown {key} {unknown} (known: {', '.join(known)})")
     return Rule(
         id=data["id"],
         name=data["name"],
@@ -118,6 +126,8 @@ def parse_rule(text: str, path: Path | None = None) -> Rule:
         references=tuple(data.get("references", ())),
         params=dict(data.get("params", {})),
         path=path,
+        ends=tuple(data.get("ends", ())),
+        strategies=tuple(data.get("strategies", ())),
     )
 
 
@@ -161,6 +171,10 @@ class Context:
     params: dict[str, Any]
     measurements: dict[str, Any] = field(default_factory=dict)
     selection: Selection | None = None
+    ends: tuple[str, ...] = ()
+    """The rule's ``ends``: the pipelines it judges (all of them when empty)."""
+    strategies: tuple[str, ...] = ()
+    """The rule's ``strategies``: the distributed setups it applies to."""
 
     def param(self, name: str) -> Any:
         return self.params[name]
@@ -242,8 +256,9 @@ def run_rules(
         if scope is None or not selection.enabled(rule.id) or rule.id not in registry:
             continue
         context = Context(
-            analysis, scope, rule_params(rule, selection), measurements or {}, selection
-        )
+            analysis, scope, rule_params(rule, selection), measurements or {}, selection,
+            rule.ends, rule.strategies,
+        )  # fmt: skip
         for hit in registry[rule.id](context):
             finding = make_finding(rule, hit)
             key = (finding.rule, finding.path, finding.line, finding.column, finding.message)

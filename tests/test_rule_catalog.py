@@ -23,7 +23,7 @@ MARKER = re.compile(r"#\s*(ruleid|ok):\s*(PD\d{3})")
 
 SHIPPED_IDS = {
     "PD000",
-    *(f"PD1{n:02d}" for n in range(1, 12)),
+    *(f"PD1{n:02d}" for n in range(1, 13)),
     *(f"PD2{n:02d}" for n in range(1, 14)),
     *(f"PD30{n}" for n in range(1, 8)),
 }

@@ -1,7 +1,10 @@
 """Detectors for the distributed-training rules (PD2xx), written against ``TrainingSetup``.
 
-The static front end fills the setup from what the source shows (constants, scopes); the live
-check fills it from the real strategy and model. The rules do not care which.
+The live check fills the setup from the one job it runs, and a rule judges it whole. The static
+front end fills it from the source, where one file may hold several trainings with and without
+a strategy: there each training the code starts is a ``training`` fact carrying the strategy
+that reaches it, and a rule judges the trainings whose strategy kind its rule file names
+(``strategies``).
 """
 
 from __future__ import annotations
@@ -10,6 +13,27 @@ from collections.abc import Iterator
 
 from pipedoctor.pipeline import Fact, TrainingSetup
 from pipedoctor.rules import Context, Hit, detector, load_catalog
+
+TRAINING_ENDS = ("training", "unknown")
+
+
+def trainings(context: Context) -> list[Fact]:
+    """Static: the trainings a data-parallel strategy of the rule's kinds reaches."""
+    return [
+        fact
+        for fact in context.analysis.training.of("training")
+        if fact.get("end") in TRAINING_ENDS
+        and fact.get("strategy_kind") in context.strategies
+        and fact.get("data_parallel")
+    ]
+
+
+def batches_of(setup: TrainingSetup, training: Fact) -> list[Fact]:
+    return [setup.facts[i] for i in training.get("batches", ())]
+
+
+def constant(batch: Fact) -> bool:
+    return bool(batch.get("value")) and not batch.get("replicas") and not batch.get("live")
 
 
 def multi_replica(setup: TrainingSetup) -> list[Fact]:
@@ -52,6 +76,17 @@ def scaling_context(context: Context) -> tuple[str, bool] | None:
     return None
 
 
+KERAS_KIND = "keras.distribution"
+"""The strategy kind of the Keras distribution API in the rule files' ``strategies``."""
+
+
+def live_keras_distribution(context: Context) -> bool:
+    """A check's job runs under a Keras distribution of several replicas: a script's constant
+    batch and learning rate are judged against it even where the source hides the mesh."""
+    live = context.measurements.get("distribution") or {}
+    return live.get("api") == "keras" and (live.get("replicas") or 1) > 1
+
+
 def _scaled_fix(rule_id: str, keras: bool) -> str | None:
     """The rule's fix with the Keras distribution's replica count, or ``None`` (the rule's)."""
     if not keras:
@@ -79,41 +114,78 @@ def per_replica_batch(setup: TrainingSetup) -> tuple[float, str] | None:
     return best
 
 
+def batch_message(value: int, strategy: str) -> str:
+    return (
+        f"Global batch {value} is a constant under {strategy}: each replica gets {value}/N, "
+        "so adding devices shrinks every device's batch instead of growing the global one."
+    )
+
+
 @detector("PD202")
 def batch_not_scaled(context: Context) -> Iterator[Hit]:
     setup = context.analysis.training
+    if setup.static:
+        seen: set[object] = set()
+        for training in trainings(context):
+            keras = training.get("strategy_kind") == KERAS_KIND
+            for batch in batches_of(setup, training):
+                if constant(batch) and batch.location not in seen:
+                    seen.add(batch.location)
+                    message = batch_message(batch.get("value"), training.get("strategy"))
+                    yield Hit(batch.location, message, fix=_scaled_fix("PD202", keras))
+        if seen or not live_keras_distribution(context):
+            return
     found = scaling_context(context)
     if found is None:
         return
     under, keras = found
     for fact in setup.of("batch"):
-        if fact.get("value") and not fact.get("replicas") and not fact.get("live"):
+        if constant(fact):
             yield Hit(
-                fact.location,
-                f"Global batch {fact.get('value')} is a constant under "
-                f"{under}: each replica gets {fact.get('value')}/N, so adding "
-                "devices shrinks every device's batch instead of growing the global one.",
+                fact.location, batch_message(fact.get("value"), under),
                 fix=_scaled_fix("PD202", keras),
-            )
+            )  # fmt: skip
+
+
+def unscaled_lr(fact: Fact, keras: bool = False) -> Hit | None:
+    if fact.get("lr") not in ("constant", "default") or fact.get("warmup"):
+        return None
+    value = fact.get("value")
+    rate = f"learning rate {value}" if value is not None else "its default learning rate"
+    return Hit(
+        fact.location,
+        f"`{fact.get('name')}` uses {rate}, not scaled with the replica count, and no "
+        "warm-up: when the global batch is scaled with the devices, the step size "
+        "stays the same.",
+        fix=_scaled_fix("PD203", keras),
+    )
 
 
 @detector("PD203")
 def lr_not_scaled(context: Context) -> Iterator[Hit]:
     setup = context.analysis.training
+    if setup.static:
+        seen: set[object] = set()
+        for training in trainings(context):
+            batches = batches_of(setup, training)
+            sized = any(b.get("replicas") or constant(b) for b in batches)
+            if not sized or training.get("lr_callback") or training.get("lr_unseen"):
+                continue  # the batch is not seen to grow, or a callback sets the rate
+            keras = training.get("strategy_kind") == KERAS_KIND
+            for index in training.get("optimizers", ()):
+                hit = unscaled_lr(setup.facts[index], keras)
+                if hit is not None and hit.location not in seen:
+                    seen.add(hit.location)
+                    yield hit
+        if seen or not live_keras_distribution(context):
+            return
     found = scaling_context(context)
     if found is None:
         return
     for fact in setup.of("optimizer"):
-        if fact.get("lr") in ("constant", "default") and not fact.get("warmup"):
-            value = fact.get("value")
-            rate = f"learning rate {value}" if value is not None else "its default learning rate"
-            yield Hit(
-                fact.location,
-                f"`{fact.get('name')}` uses {rate}, not scaled with the replica count, and no "
-                "warm-up: when the global batch is scaled with the devices, the step size "
-                "stays the same.",
-                fix=_scaled_fix("PD203", found[1]),
-            )
+        hit = unscaled_lr(fact, found[1])
+        if hit is not None:
+            yield hit
 
 
 @detector("PD204")
@@ -121,6 +193,12 @@ def small_replica_batchnorm(context: Context) -> Iterator[Hit]:
     setup = context.analysis.training
     if not multi_replica(setup):
         return
+    if setup.static:
+        reached = [b for t in trainings(context) for b in batches_of(setup, t)]
+        if not reached:
+            return
+        setup = TrainingSetup([*reached, *setup.of("replicas"), *setup.of("batchnorm")])
+        setup.facts += [f for f in context.analysis.training.of("strategy")]
     implied = per_replica_batch(setup)
     if implied is None or implied[0] >= context.param("min_per_replica_batch"):
         return
@@ -142,12 +220,20 @@ def created_outside_scope(context: Context) -> Iterator[Hit]:
     what = {"model": "The model", "optimizer": "The optimizer"}
     for kind, label in what.items():
         for fact in setup.of(kind):
-            if not fact.get("in_scope") and not fact.get("from_compile"):
-                yield Hit(
-                    fact.location,
-                    f"{label} is created outside `strategy.scope()` of {strategy_name(setup)}: "
-                    "its variables are not mirrored across replicas.",
-                )
+            if setup.static:
+                # only a model or optimizer a strategy then trains with (see static.reach)
+                if not fact.get("tied"):
+                    continue
+                strategy = fact.get("strategy")
+            elif fact.get("in_scope") or fact.get("from_compile"):
+                continue
+            else:
+                strategy = strategy_name(setup)
+            yield Hit(
+                fact.location,
+                f"{label} is created outside `strategy.scope()` of {strategy}: "
+                "its variables are not mirrored across replicas.",
+            )
 
 
 @detector("PD206")
@@ -231,6 +317,8 @@ def autoshard_data(context: Context) -> Iterator[Hit]:
                 "files as workers.",
             )
     for fact in setup.of("autoshard"):
+        if fact.get("applied") is False:
+            continue  # options no training dataset uses
         if fact.get("policy") in ("DATA", "OFF"):
             yield Hit(
                 fact.location,

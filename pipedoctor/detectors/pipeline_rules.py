@@ -1,12 +1,16 @@
 """Detectors for the input-pipeline rules (PD1xx), written once against ``Pipeline``.
 
 They read only the model, so they run unchanged on pipelines seen in source (static) and on
-pipelines read from a live dataset's graph.
+pipelines read from a live dataset's graph. Each rule judges the pipelines whose ends it names
+in its rule file (``ends``); the graph front end reads the dataset training was handed, which
+every rule judges. Where the static front end cannot see what a fix would buy (a map whose
+output is cached runs once; a cheap map; a cache for data of unseen size), it says nothing and
+leaves the judgement to the measured check.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from pipedoctor.pipeline import (
     AUTOTUNE,
@@ -20,18 +24,68 @@ from pipedoctor.pipeline import (
 from pipedoctor.report import Severity
 from pipedoctor.rules import Context, Hit, detector
 
-PREFETCH_MAY_FOLLOW = frozenset({"with_options", "repeat", "prefetch", "prefetch_to_device"})
-PREFETCHING_SOURCES = DECODING_FACTORIES
-"""Keras directory factories already end their dataset with ``prefetch(AUTOTUNE)``."""
+PREFETCH_MAY_FOLLOW = frozenset(
+    {"with_options", "repeat", "prefetch", "prefetch_to_device", "take", "skip"}
+)
+"""After ``prefetch`` these cost nothing per element (``take``/``skip`` only count)."""
+PREFETCHING_SOURCES = DECODING_FACTORIES | {"timeseries_dataset_from_array", "make_csv_dataset"}
+"""Dataset factories that already end their dataset with ``prefetch(AUTOTUNE)``."""
+SHUFFLING_FACTORIES = DECODING_FACTORIES | {"make_csv_dataset"}
+"""Factories that shuffle (unless given ``shuffle=False``) and then batch."""
 PARALLELISM_PARAMS = ("num_parallel_calls", "num_parallel_reads")
 MAPS = ("map", "map_with_legacy_function")
 BATCHES = ("batch", "padded_batch", "ragged_batch")
+BATCHING = frozenset(
+    {
+        *BATCHES,
+        "sparse_batch",
+        "rebatch",
+        "bucket_by_sequence_length",
+        "dense_to_ragged_batch",
+        "map_and_batch",
+        "timeseries_dataset_from_array",
+        *SHUFFLING_FACTORIES,
+    }
+)
+"""Stages whose elements are batches (the Keras factories batch unless told not to)."""
+IN_MEMORY_SOURCES = frozenset({"from_tensor_slices", "from_tensors", "range"})
+FILE_READING_CALLS = frozenset({"tensorflow.io.read_file", "tensorflow.io.gfile.GFile"})
+
+
+def judged(context: Context) -> list[Pipeline]:
+    """The pipelines this rule judges: those whose ends its rule file names."""
+    return [p for p in context.analysis.pipelines if p.ends_in(context.ends)]
 
 
 def stages(context: Context, *ops: str) -> Iterator[tuple[Pipeline, Stage]]:
-    for pipeline, stage in context.analysis.stages():
-        if not ops or stage.op in ops:
-            yield pipeline, stage
+    """Each stage of a judged pipeline, once per pipeline that holds it."""
+    for pipeline in judged(context):
+        for stage in pipeline.walk():
+            if not ops or stage.op in ops:
+                yield pipeline, stage
+
+
+def once(hits: Iterable[Hit]) -> Iterator[Hit]:
+    """One finding per place, whichever call site or branch leads there."""
+    seen: set[object] = set()
+    for hit in hits:
+        if hit.location not in seen:
+            seen.add(hit.location)
+            yield hit
+
+
+def cached_after(pipeline: Pipeline, stage: Stage) -> bool:
+    """Static only: a stage whose output is cached runs once, so its cost is the first
+    epoch's; without a measurement that is no finding (the graph's what-if measures it)."""
+    return bool(pipeline.ends) and any(
+        s.op in ("cache", "snapshot") for s in pipeline.downstream_of(stage)
+    )
+
+
+def batched(pipeline: Pipeline) -> bool:
+    return any(
+        s.op in BATCHING or s.op == "tfds.load" and s.param("batch_size") for s in pipeline.walk()
+    )
 
 
 def reads_records(stage: Stage) -> bool:
@@ -43,50 +97,105 @@ def sequential(value: object) -> bool:
     return value is None
 
 
+def prefetches(stage: Stage) -> bool:
+    """A stage that leaves its output prefetched: ``prefetch``, a Keras factory, or a
+    ``zip`` whose every input ends in one or is generated in place."""
+    if stage.op in ("prefetch", "prefetch_to_device") or stage.op in PREFETCHING_SOURCES:
+        return True
+    return (
+        stage.op == "zip"
+        and bool(stage.inputs)
+        and all(prefetches(p.last) or generated(p) for p in stage.inputs)
+    )
+
+
+def generated(pipeline: Pipeline) -> bool:
+    """Static: elements made in place (``from_tensors(0).repeat().map(noise)``), nothing to
+    wait for."""
+    source, *rest = pipeline.stages
+    return (
+        bool(rest)
+        and source.op in ("from_tensors", "range")
+        and all(s.op == "repeat" or s.op in MAPS and s.fn is not None and s.fn.cheap for s in rest)
+    )
+
+
+def asynchronous(stage: Stage) -> bool:
+    """After a prefetch, stages that run off the step's path or cost nothing per element
+    (a cheap map, as the static front end judges it)."""
+    if stage.op in PREFETCH_MAY_FOLLOW:
+        return True
+    if stage.op in MAPS and stage.fn is not None and stage.fn.cheap:
+        return True
+    parallel_ops = (*MAPS, "batch", "interleave", "parallel_interleave")
+    return stage.op in parallel_ops and not sequential(stage.param("num_parallel_calls"))
+
+
+def end_words(pipeline: Pipeline) -> str:
+    if pipeline.sink == "fit" or pipeline.ends & {"training", "validation"}:
+        return "handed to training"
+    if pipeline.sink == "return" or "unknown" in pipeline.ends:
+        return "returned"
+    return "built here"
+
+
 @detector("PD101")
 def missing_prefetch(context: Context) -> Iterator[Hit]:
-    for pipeline in context.analysis.pipelines:
-        if pipeline.sink is None or pipeline.source.op == "external" and len(pipeline.stages) == 1:
+    hits = []
+    for pipeline in judged(context):
+        if pipeline.sink is None and not pipeline.ends:
+            continue  # a graph pipeline that is not training's input
+        if pipeline.source.op == "external" and len(pipeline.stages) == 1:
             continue
-        if pipeline.sink == "variable" and not any(s.op in BATCHES for s in pipeline.stages):
-            continue  # an unbatched dataset in a variable is a file list, a peek, a plot
-        ops = [s.op for s in pipeline.stages]
-        prefetched = [i for i, op in enumerate(ops) if op == "prefetch"]
-        if not prefetched and pipeline.source.op in PREFETCHING_SOURCES:
-            prefetched = [0]
-        where = {"fit": "handed to training", "return": "returned", "variable": "built here"}
+        if pipeline.ends and not batched(pipeline):
+            continue  # an unbatched dataset is an intermediate the caller batches
+        prefetched = [i for i, s in enumerate(pipeline.stages) if prefetches(s)]
         if not prefetched:
-            yield Hit(
-                pipeline.last.location,
-                f"The dataset {where[pipeline.sink]} ends with `{pipeline.last.op}`, not "
-                "`prefetch`: each training step waits while the next batch is prepared.",
+            hits.append(
+                Hit(
+                    pipeline.last.location,
+                    f"The dataset {end_words(pipeline)} ends with `{pipeline.last.op}`, not "
+                    "`prefetch`: each training step waits while the next batch is prepared.",
+                )
             )
             continue
-        after = [
-            s for s in pipeline.stages[prefetched[-1] + 1 :] if s.op not in PREFETCH_MAY_FOLLOW
-        ]
+        after = [s for s in pipeline.stages[prefetched[-1] + 1 :] if not asynchronous(s)]
         if after:
-            yield Hit(
-                after[0].location,
-                f"`{after[0].op}` comes after `prefetch`: it runs in the training step's path "
-                "again; make `prefetch` the last transformation.",
+            hits.append(
+                Hit(
+                    after[0].location,
+                    f"`{after[0].op}` comes after `prefetch`: it runs in the training step's "
+                    "path again; make `prefetch` the last transformation.",
+                )
             )
+    yield from once(hits)
 
 
 @detector("PD102")
 def sequential_map(context: Context) -> Iterator[Hit]:
-    for _, stage in stages(context, *MAPS):
-        if sequential(stage.param("num_parallel_calls")):
-            yield Hit(
-                stage.location,
-                "`map` without `num_parallel_calls` runs its function on one element at a time, "
-                "on one core.",
-            )
+    hits = (
+        Hit(
+            stage.location,
+            "`map` without `num_parallel_calls` runs its function on one element at a time, "
+            "on one core.",
+        )
+        for pipeline, stage in stages(context, *MAPS)
+        if sequential(stage.param("num_parallel_calls"))
+        and not (stage.fn is not None and stage.fn.cheap)
+        and not cached_after(pipeline, stage)
+    )
+    yield from once(hits)
 
 
 @detector("PD103")
 def fixed_parallelism(context: Context) -> Iterator[Hit]:
-    for _, stage in stages(context):
+    yield from once(fixed_parallelism_hits(context))
+
+
+def fixed_parallelism_hits(context: Context) -> Iterator[Hit]:
+    for pipeline, stage in stages(context):
+        if cached_after(pipeline, stage):
+            continue
         names = PARALLELISM_PARAMS + (("buffer_size",) if stage.op == "prefetch" else ())
         for name in names:
             value = stage.param(name)
@@ -105,6 +214,10 @@ def fixed_parallelism(context: Context) -> Iterator[Hit]:
 
 @detector("PD104")
 def sequential_reads(context: Context) -> Iterator[Hit]:
+    yield from once(sequential_reads_hits(context))
+
+
+def sequential_reads_hits(context: Context) -> Iterator[Hit]:
     for _, stage in stages(context):
         if stage.op in RECORD_READERS:
             files = stage.param("filenames")
@@ -133,10 +246,20 @@ def sequential_reads(context: Context) -> Iterator[Hit]:
 
 @detector("PD105")
 def unsharded_files(context: Context) -> Iterator[Hit]:
+    yield from once(unsharded_files_hits(context))
+
+
+def unsharded_files_hits(context: Context) -> Iterator[Hit]:
+    setup = context.analysis.training
+    workers = not setup.static or any(
+        f.get("strategy_kind") in ("multi-worker-mirrored", "parameter-server")
+        for f in setup.of("strategy")
+    )
     for pipeline, stage in stages(context):
         files = stage.param("filenames")
         if stage.op in RECORD_READERS and isinstance(files, Files):
-            if files.count == 1 and files.literal:
+            if files.count == 1 and files.literal and workers:
+                # statically, a single file matters only with several workers to split it
                 yield Hit(
                     stage.location,
                     f"`{stage.op}` reads a single file: nothing to read in parallel, and nothing "
@@ -162,19 +285,48 @@ def missing_cache(context: Context) -> Iterator[Hit]:
             if context.scope == "graph" or here:  # a source file speaks for its own lines
                 yield hit
         return
-    for pipeline in context.analysis.pipelines:
+    yield from once(missing_cache_hits(context))
+
+
+def missing_cache_hits(context: Context) -> Iterator[Hit]:
+    for pipeline in judged(context):
         walked = pipeline.walk()
-        if any(s.op == "cache" for s in walked):
+        if any(s.op in ("cache", "snapshot") for s in walked):
             continue
         for stage in walked:
             decodes = stage.op in MAPS and stage.fn is not None and stage.fn.decodes
-            if decodes or stage.op in DECODING_FACTORIES:
-                what = "decodes" if decodes else "loads and decodes files"
-                message = f"`{stage.op}` {what} again on every epoch and nothing caches the result."
-                if context.measurements:
-                    yield cache_advice(context, stage, message)
-                else:
-                    yield Hit(stage.location, message)
+            if not (decodes or stage.op in DECODING_FACTORIES):
+                continue
+            what = "decodes" if decodes else "loads and decodes files"
+            message = f"`{stage.op}` {what} again on every epoch and nothing caches the result."
+            if context.measurements:
+                yield cache_advice(context, stage, message)
+            elif not pipeline.ends:
+                yield Hit(stage.location, message)
+            elif visibly_bounded(pipeline, stage):
+                yield Hit(
+                    stage.location,
+                    message + " If the decoded data fits in RAM, `.cache()` after it saves that "
+                    "work (`pipedoctor check` measures its size).",
+                )
+
+
+def visibly_bounded(pipeline: Pipeline, stage: Stage) -> bool:
+    """Static only: cache advice needs data of a size the code shows (a folder read by a
+    Keras factory, data already in memory, a written-out file list, a ``take(n)``) and
+    nothing random before the stage, where a cache would freeze one epoch's draws."""
+    upstream = pipeline.upstream_of(stage)
+    if any(s.op == "shuffle" or s.fn is not None and s.fn.random for s in upstream):
+        return False
+    if stage.op in DECODING_FACTORIES or any(
+        s.op == "take" and isinstance(s.param("count"), int) for s in upstream
+    ):
+        return True
+    sources = [s for s in upstream if s.is_source]
+    if not sources or any(s.op not in IN_MEMORY_SOURCES for s in sources):
+        return False
+    reads_files = stage.fn is not None and bool(stage.fn.calls & FILE_READING_CALLS)
+    return not reads_files or all(isinstance(s.param("elements"), int) for s in sources)
 
 
 def measured_cache(whatif: list[dict]) -> Iterator[Hit]:
@@ -254,11 +406,15 @@ def cache_advice(context: Context, stage: Stage, message: str) -> Hit:
 
 @detector("PD107")
 def cache_after_random(context: Context) -> Iterator[Hit]:
+    yield from once(cache_after_random_hits(context))
+
+
+def cache_after_random_hits(context: Context) -> Iterator[Hit]:
     for pipeline, stage in stages(context, "cache"):
         for upstream in reversed(pipeline.upstream_of(stage)):
             if upstream.op == "shuffle" and upstream.param("reshuffle_each_iteration") is False:
                 continue  # the same order every epoch anyway: caching it changes nothing
-            if upstream.op in DECODING_FACTORIES and upstream.param("shuffle", True) is not False:
+            if upstream.op in SHUFFLING_FACTORIES and upstream.param("shuffle", True) is not False:
                 cause = (
                     f"`{upstream.op}`, which shuffles by default: every epoch replays the "
                     "first epoch's order"
@@ -276,6 +432,10 @@ def cache_after_random(context: Context) -> Iterator[Hit]:
 
 @detector("PD108")
 def python_in_pipeline(context: Context) -> Iterator[Hit]:
+    yield from once(python_in_pipeline_hits(context))
+
+
+def python_in_pipeline_hits(context: Context) -> Iterator[Hit]:
     for _, stage in stages(context):
         if stage.op == "from_generator":
             yield Hit(
@@ -293,6 +453,10 @@ def python_in_pipeline(context: Context) -> Iterator[Hit]:
 
 @detector("PD109")
 def unvectorized_map(context: Context) -> Iterator[Hit]:
+    yield from once(unvectorized_map_hits(context))
+
+
+def unvectorized_map_hits(context: Context) -> Iterator[Hit]:
     for pipeline, stage in stages(context, *MAPS):
         if stage.fn is None or not stage.fn.elementwise:
             continue
@@ -313,26 +477,36 @@ def unvectorized_map(context: Context) -> Iterator[Hit]:
 
 @detector("PD110")
 def augmentation_on_host(context: Context) -> Iterator[Hit]:
-    for _, stage in stages(context, *MAPS):
-        if stage.fn is not None and stage.fn.augments_images:
-            yield Hit(
-                stage.location,
-                "Random image augmentation runs on the host CPU inside the input pipeline.",
-            )
+    hits = (
+        Hit(
+            stage.location,
+            "Random image augmentation runs on the host CPU inside the input pipeline.",
+        )
+        for _, stage in stages(context, *MAPS)
+        if stage.fn is not None and stage.fn.augments_images
+    )
+    yield from once(hits)
 
 
 def batched_upstream(pipeline: Pipeline, stage: Stage) -> bool:
-    """True when elements reach ``stage`` as batches (a ``batch`` not undone by ``unbatch``)."""
+    """True when elements reach ``stage`` as batches (a ``batch`` not undone by ``unbatch``;
+    a Keras directory factory batches unless given ``batch_size=None``)."""
     for upstream in reversed(pipeline.upstream_of(stage)):
         if upstream.op == "unbatch":
             return False
         if upstream.op in ("batch", "padded_batch"):
             return True
+        if upstream.op in SHUFFLING_FACTORIES:
+            return upstream.params.get("batch_size", 32) is not None
     return False
 
 
 @detector("PD111")
 def shuffle_after_batch(context: Context) -> Iterator[Hit]:
+    yield from once(shuffle_after_batch_hits(context))
+
+
+def shuffle_after_batch_hits(context: Context) -> Iterator[Hit]:
     for pipeline, stage in stages(context, "shuffle"):
         if stage.param("buffer_size") == 1:
             yield Hit(stage.location, "`shuffle` with a buffer of 1 does not shuffle at all.")
@@ -344,3 +518,16 @@ def shuffle_after_batch(context: Context) -> Iterator[Hit]:
                 "`shuffle` after `batch` reorders whole batches: the same examples always "
                 "train together.",
             )
+
+
+@detector("PD112")
+def discarded_transformation(context: Context) -> Iterator[Hit]:
+    hits = (
+        Hit(
+            stage.location,
+            f"The result of `{stage.op}` is thrown away: a `Dataset` transformation returns a "
+            f"new dataset and leaves the old one as it was, so this `{stage.op}` never happens.",
+        )
+        for stage in context.analysis.discarded
+    )
+    yield from once(hits)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 FORMATS = ("text", "json", "sarif", "github", "html")
 
-__all__ = ["FORMATS", "Span", "render", "sorted_findings", "span", "title"]
+__all__ = ["FORMATS", "Span", "cell_place", "render", "sorted_findings", "span", "title"]
 
 
 def render(
@@ -94,6 +94,8 @@ class Span:
     column: int | None = None
     end_line: int | None = None
     end_column: int | None = None
+    cell: int | None = None
+    """In a notebook, the cell the lines are counted in (``path:cell 3:2:5`` in text)."""
 
 
 def _positive(value: int | None) -> int | None:
@@ -104,8 +106,9 @@ def span(finding: Finding) -> Span:
     """The valid part of ``finding``'s location (nothing but the path when no line is known)."""
     path = finding.path or None
     line = _positive(finding.line)
+    cell = _positive(finding.cell)
     if path is None or line is None:
-        return Span(path)
+        return Span(path, cell=cell if path else None)
     column = _positive(finding.column)
     end_line = _positive(finding.end_line)
     if end_line is not None and end_line < line:
@@ -115,4 +118,14 @@ def span(finding: Finding) -> Span:
     backwards = end_line == line and column is not None and (end_column or column) < column
     if end_line is None or backwards:
         end_column = None
-    return Span(path, line, column, end_line, end_column)
+    return Span(path, line, column, end_line, end_column, cell)
+
+
+def cell_place(place: Span) -> str:
+    """``cell 3, line 2, column 5``: where a notebook finding is, for formats whose own
+    location fields can only name the notebook file (SARIF, GitHub), as ruff does."""
+    if place.cell is None:
+        return ""
+    parts = [f"cell {place.cell}"]
+    parts += [f"{label} {n}" for label, n in (("line", place.line), ("column", place.column)) if n]
+    return ", ".join(parts)

@@ -6,7 +6,7 @@ actions/toolkit ``command.ts``): the runner undoes exactly that, and no more.
 
 from __future__ import annotations
 
-from pipedoctor.render import sorted_findings, span, title
+from pipedoctor.render import cell_place, sorted_findings, span, title
 from pipedoctor.report import Finding, Report, Severity
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -26,20 +26,25 @@ def render_github(report: Report) -> str:
 
 def _command(finding: Finding) -> str:
     place = span(finding)
-    properties = {
-        "file": place.path,
-        "line": place.line,
-        "col": place.column,
-        "endLine": place.end_line,
-        "endColumn": place.end_column,
-        "title": title(finding),
-    }
+    cell = cell_place(place)
+    if cell:  # a notebook: annotate the file at a fallback place, as ruff does; cell in text
+        properties: dict[str, object] = {"file": place.path, "line": 1, "col": 1}
+    else:
+        properties = {
+            "file": place.path,
+            "line": place.line,
+            "col": place.column,
+            "endLine": place.end_line,
+            "endColumn": place.end_column,
+        }
+    properties["title"] = title(finding)
+    message = f"{cell}: {finding.message}" if cell else finding.message
     joined = ",".join(
         f"{key}={_escape(str(value), _PROPERTY_ESCAPES)}"
         for key, value in properties.items()
         if value is not None
     )
-    return f"::{_COMMAND[finding.severity]} {joined}::{_escape(finding.message, _DATA_ESCAPES)}"
+    return f"::{_COMMAND[finding.severity]} {joined}::{_escape(message, _DATA_ESCAPES)}"
 
 
 def _escape(text: str, table: tuple[tuple[str, str], ...]) -> str:

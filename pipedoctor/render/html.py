@@ -169,7 +169,8 @@ def _finding(finding: Finding) -> str:
         head.append(f'<span class="{kind}">{_e(label)}</span>')
     place = span(finding)
     if place.path is not None:
-        where = place.path + (f":{place.line}" if place.line is not None else "")
+        cell = f":cell {place.cell}" if place.cell else ""
+        where = place.path + cell + (f":{place.line}" if place.line is not None else "")
         head.append(f'<span class="pd-loc pd-muted">{_e(where)}</span>')
     body = [" ".join(head), f'<div class="pd-msg">{_e(finding.message)}</div>']
     if finding.fix:

@@ -15,7 +15,7 @@ from pathlib import PureWindowsPath
 from typing import Any
 from urllib.parse import quote
 
-from pipedoctor.render import sorted_findings, span
+from pipedoctor.render import cell_place, sorted_findings, span
 from pipedoctor.report import Finding, Report, Severity
 from pipedoctor.rules import Rule, load_catalog
 
@@ -106,7 +106,9 @@ def _result(finding: Finding, index: Mapping[str, int]) -> dict[str, Any]:
     if finding.rule in index:
         result["ruleIndex"] = index[finding.rule]
     result["level"] = _LEVEL[finding.severity]
-    result["message"] = {"text": finding.message}
+    place = span(finding)
+    cell = cell_place(place)
+    result["message"] = {"text": f"{cell}: {finding.message}" if cell else finding.message}
     location = _location(finding)
     if location is not None:
         result["locations"] = [location]
@@ -119,6 +121,8 @@ def _result(finding: Finding, index: Mapping[str, int]) -> dict[str, Any]:
         )
         if value is not None
     }
+    if place.cell is not None:
+        properties.update(cell=place.cell, cellLine=place.line, cellColumn=place.column)
     if properties:
         result["properties"] = properties
     return result
@@ -129,6 +133,11 @@ def _location(finding: Finding) -> dict[str, Any] | None:
     if place.path is None:
         return None
     physical: dict[str, Any] = {"artifactLocation": _artifact(place.path)}
+    if place.cell is not None:
+        # A line of a notebook's JSON is no line of its code: like ruff, name the notebook and
+        # give a region that is plainly a fallback; the cell and its line are in the message.
+        physical["region"] = {"startLine": 1, "startColumn": 1}
+        return {"physicalLocation": physical}
     region = {
         key: value
         for key, value in (

@@ -296,7 +296,7 @@ def _where(finding: Finding) -> str:
     place = span(finding)
     if place.path is None:
         return "<job>"
-    parts = [_clean(place.path)]
+    parts = [_clean(place.path)] + ([f"cell {place.cell}"] if place.cell else [])
     parts.extend(str(n) for n in (place.line, place.column) if n is not None)
     return ":".join(parts)
 

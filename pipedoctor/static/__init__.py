@@ -13,7 +13,16 @@ from pipedoctor.static.names import TRACKED_ROOTS
 
 __all__ = ["analyze_module", "analyze_source", "worth_analysing"]
 
-TRIGGERS = ("Dataset", "dataset_from", "tensorflow_datasets", "Strategy", "set_distribution")
+TRIGGERS = (
+    "Dataset",
+    "dataset_from",
+    "make_csv_dataset",
+    "tensorflow_datasets",
+    "Strategy",
+    "DataParallel",
+    "ModelParallel",
+    "set_distribution",
+)
 """Every pipeline source, every strategy and every Keras distribution has one of these in its
 name."""
 

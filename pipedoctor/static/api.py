@@ -23,6 +23,7 @@ SOURCES: dict[str, str] = {
     "keras.utils.audio_dataset_from_directory": "audio_dataset_from_directory",
     "keras.utils.timeseries_dataset_from_array": "timeseries_dataset_from_array",
     "tensorflow_datasets.load": "tfds.load",
+    "tensorflow.data.experimental.make_csv_dataset": "make_csv_dataset",
 }
 
 POSITIONAL: dict[str, tuple[str, ...]] = {
@@ -58,6 +59,7 @@ POSITIONAL: dict[str, tuple[str, ...]] = {
     "image_dataset_from_directory": ("directory",),
     "text_dataset_from_directory": ("directory",),
     "tfds.load": ("name",),
+    "make_csv_dataset": ("file_pattern", "batch_size", "column_names", "column_defaults"),
     "parallel_interleave": ("map_func", "cycle_length", "block_length", "sloppy"),
     "map_and_batch": ("map_func", "batch_size", "num_parallel_batches", "drop_remainder"),
 }
@@ -168,6 +170,61 @@ def is_elementwise(name: str) -> bool:
         if name.startswith(prefix) and name[len(prefix) :] in _ELEMENTWISE_MATH:
             return True
     return name == "tensorflow.image.convert_image_dtype"
+
+
+_CHEAP = frozenset(
+    [
+        "expand_dims",
+        "squeeze",
+        "reshape",
+        "transpose",
+        "identity",
+        "one_hot",
+        "stack",
+        "concat",
+        "zeros_like",
+        "ones_like",
+        "ensure_shape",
+        "shape",
+        "gather",
+        "where",
+        "equal",
+        "not_equal",
+        "logical_and",
+        "logical_or",
+        "logical_not",
+        "greater",
+        "less",
+        "argmax",
+        "reduce_max",
+        "reduce_min",
+        "reduce_mean",
+        "reduce_sum",
+        "to_number",
+        "newaxis",
+        "constant",
+        "range",
+        "size",
+        "tile",
+        "normal",
+        "uniform",
+        "random_normal",
+        "random_uniform",
+        "truncated_normal",
+    ]
+)
+CHEAP_LAYERS = frozenset({"Rescaling", "Normalization"})
+"""Keras preprocessing layers that only scale or shift their input."""
+CHEAP_BUILTINS = frozenset(
+    {"int", "float", "bool", "str", "dict", "tuple", "list", "len", "zip", "range"}
+)
+
+
+def is_cheap(name: str) -> bool:
+    """Ops that pick, reshape, cast or do arithmetic: a ``map`` of only these is cheap."""
+    return (
+        is_elementwise(name) or name.startswith("tensorflow.") and name.rsplit(".", 1)[-1] in _CHEAP
+    )
 
 
 def is_decode(name: str) -> bool:

@@ -4,14 +4,20 @@ It follows only what it has seen created (a ``tf.data`` source, a strategy, a Ke
 objects that merely look alike (pandas, torch loaders, Hugging Face datasets, user classes with
 ``.map``) stay opaque and draw no findings. Helper functions and methods are analysed at their
 call sites with the argument values seen there; functions nobody in the module calls are
-analysed on their own, their parameters unknown (or a dataset, when annotated as one).
+analysed on their own, their parameters unknown (a default is not the value when callers
+elsewhere pass their own) or a dataset, when annotated as one.
+
+Where each dataset ends up is :mod:`pipedoctor.static.flow`'s business and which training a
+strategy reaches is :mod:`pipedoctor.static.reach`'s: the interpreter reports uses to them
+(:mod:`pipedoctor.static.uses`). What a mapped function does is read by
+:mod:`pipedoctor.static.functions`.
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -27,8 +33,12 @@ from pipedoctor.pipeline import (
     Stage,
     TrainingSetup,
 )
-from pipedoctor.static import api
+from pipedoctor.static import api, flow
+from pipedoctor.static.flow import DataFlow
+from pipedoctor.static.functions import FunctionInspector
 from pipedoctor.static.names import canonical, dotted_name, import_table
+from pipedoctor.static.reach import UNSEEN_SCOPE, StrategyReach, batch_facts_of
+from pipedoctor.static.uses import STREAM_WRAPPERS, DatasetUses
 from pipedoctor.static.values import (
     AUTOTUNE_VALUE,
     OPAQUE,
@@ -36,12 +46,15 @@ from pipedoctor.static.values import (
     Autotune,
     ClassInfo,
     Const,
+    Frame,
     Func,
+    FunctionNode,
     Instance,
     Method,
     Obj,
     Ref,
     Seq,
+    Stream,
     Unknown,
     Value,
 )
@@ -50,48 +63,29 @@ MAX_DEPTH = 4
 """How deep helper calls are followed; beyond it a call's result is unknown."""
 MAX_STEPS = 60_000
 """Expressions evaluated per module before the rest is treated as unknown (keeps lint fast)."""
-SINK_STRENGTH = {"variable": 1, "return": 2, "fit": 3}
-INSPECTING_BUILTINS = frozenset(
-    {"print", "list", "next", "iter", "len", "enumerate", "tuple", "sorted", "repr", "str"}
-)
 CHIEF_WORDS = ("chief", "task_id", "task_type", "worker_index", "rank")
 
-DATASET_FUNCTION_CALLS = frozenset(
-    {"map", "interleave", "flat_map", "filter", "parallel_interleave", "map_and_batch"}
+GIVEN_FUNCTION = re.compile(
+    r"\b(?:map|interleave|flat_map|filter|parallel_interleave|map_and_batch)\(\s*([A-Za-z_][\w.]*)"
+    r"|\b(?:map_func|predicate|func)\s*=\s*([A-Za-z_][\w.]*)"
 )
+"""A function named as the first argument of ``map`` and its kin, or as their ``map_func=``,
+``predicate=`` or ``func=``."""
+MADE_UP = re.compile(r"fake|synthetic|dummy|null", re.IGNORECASE)
+"""Words of made-up input; a module without any has no such branch to look for."""
+CONTAINER_METHODS = frozenset(
+    {"append", "extend", "insert", "add", "update", "setdefault", "put", "__setitem__"}
+)
+TF1_ITERATORS = frozenset({"make_one_shot_iterator", "make_initializable_iterator"})
+"""TF1 iterators: their tensors feed a graph the analysis cannot follow (end unknown)."""
+TFDS_WRITERS = frozenset({"_generate_examples", "_split_generators"})
+"""TFDS builder methods whose datasets are read once to write the prepared data set."""
+EVALUATING_METHODS = frozenset({"evaluate", "predict", "predict_on_batch", "test_on_batch"})
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 RELEVANT_WORD = re.compile(r"Dataset|dataset|Strategy|strategy|tfds|^ds$|^fit$")
 
-FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
-
-class Frame:
-    """One scope's variables; lookups fall back to the enclosing scope, then the module."""
-
-    __slots__ = ("vars", "parent", "returns")
-
-    def __init__(self, parent: Frame | None = None) -> None:
-        self.vars: dict[str, Value] = {}
-        self.parent = parent
-        self.returns: list[Value] = []
-
-    def lookup(self, name: str) -> Value | None:
-        frame: Frame | None = self
-        while frame is not None:
-            if name in frame.vars:
-                return frame.vars[name]
-            frame = frame.parent
-        return None
-
-
-def _key(pipeline: Pipeline) -> tuple:
-    return tuple(
-        (s.op, s.location.line, s.location.column) if s.location else (s.op,)
-        for s in pipeline.stages
-    )
-
-
-class ModuleInterpreter:
+class ModuleInterpreter(DatasetUses):
     """Walks one parsed module and collects its pipelines and training-setup facts."""
 
     def __init__(self, tree: ast.Module, path: str, text: str | None = None) -> None:
@@ -99,23 +93,37 @@ class ModuleInterpreter:
         self.path = path
         self.text = text
         self.track_chief = text is None or "MultiWorker" in text
+        self.mentions_made_up = text is None or bool(MADE_UP.search(text))
         self.memo: dict[tuple, Value] = {}
         self.imports = import_table(tree)
         self.module = Frame()
-        self.training = TrainingSetup()
-        self.created: list[Pipeline] = []
-        self.sinks: dict[tuple, str] = {}
+        self.training = TrainingSetup(static=True)
+        self.flow = DataFlow(exports_module_names=not path.endswith(".ipynb"))
+        self.reach = StrategyReach(self.training)
+        self.stage_batches: dict[int, int] = {}
+        """id(batch stage) → index of its ``batch`` fact."""
+        self.stage_options: dict[int, int] = {}
+        """id(with_options stage) → identity of the ``tf.data.Options`` it applies."""
+        self.discarded: list[Stage] = []
+        self.generator_feeds: dict[ast.AST, list[Value]] = {}
+        """Generator function → the datasets its loops iterate to yield elements."""
+        self.loops: list[flow.Vocabulary] = []
+        """Words of the bodies of the loops the code is in, innermost last."""
+        self.ids = itertools.count(1)
+        self._function_words: dict[FunctionNode, set[str]] | None = None
         self.steps = 0
         self.stack: list[ast.AST] = []
         self.executed: set[ast.AST] = set()
         self.map_functions: set[ast.AST] = set()
-        self.scope_depth = 0
+        self.standalone: ast.AST | None = None
         self.chief_depth = 0
         self.inspecting = 0
 
     # ----------------------------------------------------------------------------- driver
 
     def run(self) -> Analysis:
+        if flow.is_test_module(self.path, self.tree):
+            return Analysis(self.path)  # unit tests are not the training path
         self.hoist(self.tree.body, self.module)
         if self.text is None or "update_state" in self.text:
             self.scan_metrics()
@@ -125,7 +133,15 @@ class ModuleInterpreter:
         for function, owner in self.entry_functions():
             if function in relevant and function not in self.executed | self.map_functions:
                 self.run_standalone(function, owner)
-        return Analysis(self.path, self.final_pipelines(), self.training)
+        pipelines = self.flow.judged()
+        for pipeline in pipelines:
+            if pipeline.ends == {"unknown"}:
+                batches = batch_facts_of(pipeline, self.stage_batches)
+                strategy = self.flow.strategy_of(pipeline)
+                self.reach.exported(pipeline.last.location, batches, strategy)
+        self.reach.finish()
+        self.mark_applied_options(pipelines)
+        return Analysis(self.path, pipelines, self.training, self.discarded)
 
     def scan_metrics(self) -> None:
         """Metric classes whose ``update_state`` mutates plain Python attributes (PD206)."""
@@ -158,50 +174,59 @@ class ModuleInterpreter:
                     break
 
     def entry_functions(self) -> Iterator[tuple[FunctionNode, ClassInfo | None]]:
-        """Module functions and methods in source order, those nobody references first."""
-        referenced = self.referenced_names()
-        ordered: list[tuple[FunctionNode, ClassInfo | None]] = []
-        for value in list(self.module.vars.values()):
-            if isinstance(value, Func) and isinstance(value.node, FunctionNode):
-                ordered.append((value.node, None))
-            elif isinstance(value, ClassInfo):
-                init = value.methods.get("__init__")
-                if init is not None:
-                    ordered.append((init, value))
-                ordered.extend((m, value) for n, m in value.methods.items() if n != "__init__")
+        """Module functions and methods in source order, those no other function uses first:
+        a helper is then analysed where its caller uses it, not on its own."""
+        ordered = [(node, owner) for nodes, owner in self.function_groups() for node in nodes]
+        used = self.used_by_others()
         ordered.sort(
-            key=lambda pair: (
-                pair[0].name != "__init__",
-                pair[0].name in referenced,
-                pair[0].lineno,
-            )
+            key=lambda pair: (pair[0].name != "__init__", pair[0].name in used, pair[0].lineno)
         )
         yield from ordered
 
+    def used_by_others(self) -> set[str]:
+        """Names of functions that another function's text mentions (calls or passes on)."""
+        words = self.function_words()
+        names = {node.name for node in words}
+        owners: dict[str, set[FunctionNode]] = {}
+        for node, found in words.items():
+            for name in found & names:
+                owners.setdefault(name, set()).add(node)
+        return {node.name for node in words if owners.get(node.name, set()) - {node}}
+
+    def function_words(self) -> dict[FunctionNode, set[str]]:
+        """The identifiers in each module function's and method's text (read once)."""
+        if self._function_words is not None:
+            return self._function_words
+        lines = (self.text or "").splitlines()
+        words: dict[FunctionNode, set[str]] = {}
+        for nodes, _ in self.function_groups():
+            for node in nodes:
+                body = "\n".join(lines[node.lineno - 1 : node.end_lineno])
+                words[node] = set(IDENTIFIER.findall(body)) if lines else {"Dataset"}
+        self._function_words = words
+        return words
+
+    def function_groups(self) -> list[tuple[list[FunctionNode], ClassInfo | None]]:
+        """The module's functions, each alone, and each class's methods together (``__init__``
+        first), with the class they belong to."""
+        groups: list[tuple[list[FunctionNode], ClassInfo | None]] = []
+        for value in list(self.module.vars.values()):
+            if isinstance(value, Func) and isinstance(value.node, FunctionNode):
+                groups.append(([value.node], None))
+            elif isinstance(value, ClassInfo):
+                methods = sorted(value.methods.values(), key=lambda m: m.name != "__init__")
+                groups.append((methods, value))
+        return groups
+
     def functions_given_to_datasets(self) -> set[ast.AST]:
         """Module functions passed by name to ``map``/``interleave``/``flat_map``/``filter``
-        (or ``parallel_interleave``): they run per element, not as code that builds pipelines."""
-        if self.text is not None and not any(
-            w in self.text for w in ("map(", "interleave", "filter(")
-        ):
-            return set()
-        names: set[str] = set()
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
-                called = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
-                if called in DATASET_FUNCTION_CALLS:
-                    for arg in [
-                        *node.args[:1],
-                        *(
-                            k.value
-                            for k in node.keywords
-                            if k.arg in ("map_func", "predicate", "func")
-                        ),
-                    ]:
-                        if isinstance(arg, ast.Name):
-                            names.add(arg.id)
-                        elif isinstance(arg, ast.Attribute):
-                            names.add(arg.attr)
+        (or ``parallel_interleave``): they run per element, not as code that builds pipelines.
+        Read from the text, which is several times cheaper than walking every node."""
+        text = self.text if self.text is not None else ast.unparse(self.tree)
+        names = {
+            (positional or keyword).rpartition(".")[2]
+            for positional, keyword in GIVEN_FUNCTION.findall(text)
+        }
         found: set[ast.AST] = set()
         for value in self.module.vars.values():
             if isinstance(value, Func) and isinstance(value.node, FunctionNode):
@@ -215,27 +240,18 @@ class ModuleInterpreter:
         """Functions whose analysis can find something: those that name a dataset or strategy
         API, and those that call such functions. The rest are skipped (they are still analysed
         when a relevant function calls them)."""
-        words: dict[FunctionNode, set[str]] = {}
+        words = self.function_words()
         siblings: dict[FunctionNode, list[FunctionNode]] = {}
-        lines = (self.text or "").splitlines()
         seeds = {
             name
             for name, value in self.module.vars.items()
             if isinstance(value, Pipeline) or isinstance(value, Obj) and value.kind == "strategy"
         }
-        for value in self.module.vars.values():
-            nodes: list[FunctionNode] = []
-            if isinstance(value, Func) and isinstance(value.node, FunctionNode):
-                nodes = [value.node]
-            elif isinstance(value, ClassInfo):
-                nodes = list(value.methods.values())
+        for nodes, _ in self.function_groups():
             for node in nodes:
                 siblings[node] = nodes  # methods share ``self``: one relevant, all relevant
-                body = "\n".join(lines[node.lineno - 1 : node.end_lineno])
-                words[node] = set(IDENTIFIER.findall(body)) if lines else {"Dataset"}
-        relevant: set[FunctionNode] = {
-            n for n, w in words.items() if w & seeds or any(RELEVANT_WORD.search(x) for x in w)
-        }
+        hits = {x for x in set().union(*words.values()) if RELEVANT_WORD.search(x)} | seeds
+        relevant: set[FunctionNode] = {n for n, w in words.items() if w & hits}
         grew = True
         while grew:
             names = {n.name for n in relevant}
@@ -245,46 +261,16 @@ class ModuleInterpreter:
             grew = bool(extra)
         return set(relevant)
 
-    def referenced_names(self) -> set[str]:
-        """Names used more often than they are defined: functions somebody else calls."""
-        if self.text is None:
-            self.text = ast.unparse(self.tree)
-        counts = Counter(IDENTIFIER.findall(self.text))
-        return {name for name, n in counts.items() if n > 1}
-
     def run_standalone(self, function: FunctionNode, owner: ClassInfo | None) -> None:
+        """Analyse a function nobody in the module calls: what it returns ends elsewhere."""
         bound: tuple[Value, ...] = (Instance(owner),) if owner is not None else ()
-        self.call(Func(function, self.module, bound=bound, owner=owner), [], {})
-
-    def final_pipelines(self) -> list[Pipeline]:
-        """Created pipelines that nothing extends, each with its strongest sink."""
-        extended: set[tuple] = set()
-
-        def mark(pipeline: Pipeline, whole: bool) -> None:
-            key = _key(pipeline)
-            for end in range(1, len(key) + (1 if whole else 0)):
-                extended.add(key[:end])
-            for stage in pipeline.stages:
-                for upstream in stage.inputs:
-                    mark(upstream, True)
-
-        for pipeline in self.created:
-            mark(pipeline, False)
-        leaves: list[Pipeline] = []
-        seen: set[tuple] = set()
-        for pipeline in self.created:
-            key = _key(pipeline)
-            if key in extended:
-                continue
-            identity = (
-                key,
-                tuple(repr(sorted(s.params.items(), key=str)) for s in pipeline.stages),
-            )
-            if identity in seen:
-                continue
-            seen.add(identity)
-            leaves.append(pipeline.with_sink(self.sinks[key]) if key in self.sinks else pipeline)
-        return leaves
+        self.standalone = function
+        distribution = self.reach.distribution
+        try:
+            self.call(Func(function, self.module, bound=bound, owner=owner), [], {})
+        finally:
+            self.standalone = None
+            self.reach.distribution = distribution  # set in the function: its own business
 
     # ----------------------------------------------------------------------------- helpers
 
@@ -303,22 +289,15 @@ class ModuleInterpreter:
             end_col + 1 if end_col is not None else None,
         )
 
-    def sink(self, value: Value, kind: str) -> None:
-        if isinstance(value, Pipeline):
-            key = _key(value)
-            if SINK_STRENGTH[kind] > SINK_STRENGTH.get(self.sinks.get(key, ""), 0):
-                self.sinks[key] = kind
-        elif isinstance(value, Seq):
-            for item in value.items:
-                self.sink(item, kind)
-
     def new_pipeline(self, pipeline: Pipeline) -> Pipeline:
         if not self.inspecting:
-            self.created.append(pipeline)
+            self.flow.create(pipeline)
         return pipeline
 
-    def fact(self, kind: str, node: ast.AST, **data: Any) -> None:
-        self.training.add(kind, self.location(node), in_scope=self.scope_depth > 0, **data)
+    def fact(self, kind: str, node: ast.AST, **data: Any) -> int:
+        """Record a training-setup fact; returns its index."""
+        self.training.add(kind, self.location(node), in_scope=bool(self.reach.scopes), **data)
+        return len(self.training.facts) - 1
 
     # ----------------------------------------------------------------------------- statements
 
@@ -361,44 +340,44 @@ class ModuleInterpreter:
                 stmt.target, self.binop(stmt.op, current, self.eval(stmt.value, frame)), frame
             )
         elif isinstance(stmt, ast.Expr):
-            self.eval(stmt.value, frame)
+            value = self.eval(stmt.value, frame)
+            self.note_discarded(stmt.value, value)
         elif isinstance(stmt, ast.Return):
             value = self.eval(stmt.value, frame) if stmt.value is not None else Const(None)
-            self.sink(value, "return")
+            if self.inspecting:
+                return  # a made-up branch's result is not the function's
+            if self.standalone is not None and self.stack == [self.standalone]:
+                # returned to callers the module does not show; a TFDS builder writes it out
+                writes = getattr(self.standalone, "name", "") in TFDS_WRITERS
+                self.flow.use(value, "export" if writes else "unknown")
             frame.returns.append(value)
         elif isinstance(stmt, ast.If):
-            self.eval(stmt.test, frame)
-            guarded = self.track_chief and self.mentions_chief(stmt.test)
-            self.chief_depth += guarded
-            self.exec_block(stmt.body, frame)
-            self.chief_depth -= guarded
-            self.exec_block(stmt.orelse, frame)
+            self.exec_if(stmt, frame)
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            self.inspecting += 1
-            self.eval(stmt.iter, frame)
-            self.inspecting -= 1
+            iterated = self.eval(stmt.iter, frame)
             self.bind(stmt.target, OPAQUE, frame)
-            self.exec_block(stmt.body, frame)
+            self.exec_loop(stmt.body, frame, iterated, stmt)
             self.exec_block(stmt.orelse, frame)
         elif isinstance(stmt, ast.While):
             self.eval(stmt.test, frame)
-            self.exec_block(stmt.body, frame)
+            self.exec_loop(stmt.body, frame, None, stmt)
             self.exec_block(stmt.orelse, frame)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             scopes = 0
             for item in stmt.items:
                 value = self.eval(item.context_expr, frame)
-                if (
-                    isinstance(value, Obj)
-                    and value.kind == "scope"
-                    or self.is_scope_call(item.context_expr)
-                ):
+                if isinstance(value, Obj) and value.kind == "scope":
+                    self.reach.scopes.append(value.get("strategy", UNSEEN_SCOPE))
+                    scopes += 1
+                elif self.is_scope_call(item.context_expr):
+                    self.reach.scopes.append(UNSEEN_SCOPE)
                     scopes += 1
                 if item.optional_vars is not None:
                     self.bind(item.optional_vars, OPAQUE, frame)
-            self.scope_depth += scopes
-            self.exec_block(stmt.body, frame)
-            self.scope_depth -= scopes
+            try:
+                self.exec_block(stmt.body, frame)
+            finally:
+                del self.reach.scopes[len(self.reach.scopes) - scopes :]
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             self.exec_block(stmt.body, frame)  # type: ignore[attr-defined]
             for handler in stmt.handlers:  # type: ignore[attr-defined]
@@ -415,6 +394,41 @@ class ModuleInterpreter:
             self.eval(stmt.subject, frame)
             for case in stmt.cases:
                 self.exec_block(case.body, frame)
+
+    def exec_if(self, stmt: ast.If, frame: Frame) -> None:
+        """Both branches run; a name either one binds keeps the first branch's dataset, so
+        the main path wins over an ``else`` fallback, and a branch that builds made-up input
+        (``if use_fake_data:``) leaves nothing behind."""
+        self.eval(stmt.test, frame)
+        fake = flow.synthetic_branch(stmt.test) if self.mentions_made_up else None
+        guarded = self.track_chief and self.mentions_chief(stmt.test)
+        before = dict(frame.vars)
+        self.chief_depth += guarded
+        self.exec_branch(stmt.body, frame, fake == "body")
+        self.chief_depth -= guarded
+        if not stmt.orelse:
+            return
+        after_body = frame.vars
+        frame.vars = dict(before)
+        self.exec_branch(stmt.orelse, frame, fake == "orelse")
+        for name, value in after_body.items():
+            if before.get(name) is value:
+                continue  # the first branch left it alone
+            other = frame.vars.get(name)
+            if isinstance(value, Pipeline) or not isinstance(other, Pipeline):
+                frame.vars[name] = value
+
+    def exec_branch(self, body: list[ast.stmt], frame: Frame, fake: bool) -> None:
+        if not fake:
+            self.exec_block(body, frame)
+            return
+        before = dict(frame.vars)
+        self.inspecting += 1
+        try:
+            self.exec_block(body, frame)
+        finally:
+            self.inspecting -= 1
+            frame.vars = before
 
     @staticmethod
     def is_scope_call(expr: ast.expr) -> bool:
@@ -437,7 +451,8 @@ class ModuleInterpreter:
     def bind(self, target: ast.expr, value: Value, frame: Frame) -> None:
         if isinstance(target, ast.Name):
             frame.vars[target.id] = value
-            self.sink(value, "variable")
+            if frame is self.module:
+                self.flow.module_binding(value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = value.items if isinstance(value, Seq) else ()
             for i, element in enumerate(target.elts):
@@ -451,9 +466,14 @@ class ModuleInterpreter:
             base = self.eval(target.value, frame)
             if isinstance(base, Instance):
                 base.cls.attrs[target.attr] = value
-                self.sink(value, "variable")
             elif target.attr == "auto_shard_policy" and isinstance(value, Ref):
-                self.fact("autoshard", target, policy=value.name.rsplit(".", 1)[-1])
+                options = base.receiver if isinstance(base, Method) else None
+                self.fact(
+                    "autoshard",
+                    target,
+                    policy=value.name.rsplit(".", 1)[-1],
+                    options=options.get("id") if isinstance(options, Obj) else None,
+                )
             elif (
                 target.attr == "trainable"
                 and isinstance(base, Obj)
@@ -496,6 +516,12 @@ class ModuleInterpreter:
             if isinstance(base, Seq) and isinstance(index, Const) and isinstance(index.value, int):
                 if -len(base.items) <= index.value < len(base.items):
                     return base.items[index.value]
+            if (
+                isinstance(base, Pipeline)
+                and base.source.op == "tfds.load"
+                and len(base.stages) == 1
+            ):
+                return base  # ``tfds.load(name)`` without a split: a dict of splits
             return OPAQUE
         if isinstance(node, ast.NamedExpr):
             value = self.eval(node.value, frame)
@@ -532,7 +558,7 @@ class ModuleInterpreter:
                 return base.cls.attrs[attr]
             if attr in base.cls.methods:
                 return Func(base.cls.methods[attr], self.module, (base,), owner=base.cls)
-            return OPAQUE
+            return Method(base, attr)  # inherited: ``fit``, ``compile``, ...
         if isinstance(base, ClassInfo) and attr in base.methods:
             return Func(base.methods[attr], self.module, owner=base)
         if isinstance(base, (Unknown, Const)) and not isinstance(base, Const):
@@ -574,7 +600,8 @@ class ModuleInterpreter:
     def eval_call(self, node: ast.Call, frame: Frame) -> Value:
         callee = self.eval(node.func, frame)
         name = dotted_name(node.func)
-        inspecting = name in INSPECTING_BUILTINS and frame.lookup(name) is None
+        builtin = name if isinstance(callee, Unknown) and frame.lookup(name or "") is None else None
+        inspecting = builtin in flow.INSPECTING_BUILTINS
         self.inspecting += inspecting
         args = [OPAQUE if isinstance(a, ast.Starred) else self.eval(a, frame) for a in node.args]
         kwargs = {kw.arg: self.eval(kw.value, frame) for kw in node.keywords if kw.arg}
@@ -587,13 +614,18 @@ class ModuleInterpreter:
                 bound_kwargs=base.bound_kwargs + tuple(kwargs.items()),
             )
         if isinstance(callee, Method):
-            return self.call_method(node, callee.receiver, callee.name, args, kwargs)
+            result = self.call_method(node, callee.receiver, callee.name, args, kwargs)
+            return self.scoped_object(callee.name, result)
         if isinstance(callee, Ref):
             return self.call_api(node, callee.name, args, kwargs)
         if isinstance(callee, Func):
             return self.call(callee, args, kwargs)
         if isinstance(callee, ClassInfo):
             return self.instantiate(node, callee, args, kwargs)
+        if builtin is not None:
+            result = self.call_builtin(node, builtin, args, kwargs)
+            return self.scoped_object(builtin, result)
+        self.consumed(node, [name or ""], args, kwargs)
         return OPAQUE
 
     def call(self, func: Func, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -605,9 +637,16 @@ class ModuleInterpreter:
         if memo_key is not None and memo_key in self.memo:
             return self.memo[memo_key]
         result = self.run_call(func, args, kwargs)
-        if memo_key is not None:
+        if memo_key is not None and not self.has_identity(result):
             self.memo[memo_key] = result
         return result
+
+    @staticmethod
+    def has_identity(value: Value) -> bool:
+        """Models, optimizers and instances are new objects at every call: never reuse one."""
+        return isinstance(value, Instance) or (
+            isinstance(value, Obj) and value.get("id") is not None
+        )
 
     def memo_key(self, func: Func, args: list[Value], kwargs: dict[str, Value]) -> tuple | None:
         """Calls with only plain arguments give the same result every time: analyse them once
@@ -617,8 +656,10 @@ class ModuleInterpreter:
             return None
         return (
             func.node,
-            self.scope_depth > 0,
+            self.reach.context(),
             self.chief_depth > 0,
+            bool(self.inspecting),
+            bool(self.loops),
             repr(values),
             tuple(kwargs),
             tuple(k for k, _ in func.bound_kwargs),
@@ -632,6 +673,8 @@ class ModuleInterpreter:
             node, frame, list(func.bound) + args, {**dict(func.bound_kwargs), **kwargs}
         )
         self.stack.append(node)
+        made_up = isinstance(node, FunctionNode) and flow.synthetic_name(node.name)
+        self.inspecting += made_up  # ``_input_fn_null``, ``make_fake_data``: not real input
         try:
             if isinstance(node, ast.Lambda):
                 return self.eval(node.body, frame)
@@ -639,6 +682,7 @@ class ModuleInterpreter:
             self.exec_block(node.body, frame)
         finally:
             self.stack.pop()
+            self.inspecting -= made_up
         pipelines = [v for v in frame.returns if isinstance(v, Pipeline)]
         if pipelines:
             return pipelines[-1]
@@ -662,7 +706,7 @@ class ModuleInterpreter:
                 value = args[i]
             elif param.arg in kwargs:
                 value = kwargs[param.arg]
-            elif default is not None:
+            elif default is not None and not (node is self.standalone and not self.stack):
                 value = self.eval(default, frame.parent or self.module)
             else:
                 value = OPAQUE
@@ -685,8 +729,10 @@ class ModuleInterpreter:
         self, node: ast.Call, cls: ClassInfo, args: list[Value], kwargs: dict[str, Value]
     ) -> Value:
         instance = Instance(cls)
-        if self.is_model(instance):
-            self.fact("model", node, name=cls.node.name)
+        model_fact = (
+            self.fact("model", node, name=cls.node.name) if self.is_model(instance) else None
+        )
+        self.reach.model_created(instance, model_fact)  # any class may be compiled and fitted
         init = cls.methods.get("__init__")
         if init is not None:
             self.call(Func(init, self.module, (instance,), owner=cls), args, kwargs)
@@ -703,31 +749,51 @@ class ModuleInterpreter:
         if isinstance(receiver, Pipeline):
             if name in api.TRANSFORMATIONS:
                 return self.transform(node, receiver, name, args, kwargs)
+            return self.dataset_method(receiver, name)
+        if isinstance(receiver, Stream):
+            if name in ("get_next", "__next__", "get_next_as_optional"):
+                self.pulled(node, receiver)
             return OPAQUE
-        if name in api.TRAINING_SINKS:
-            for value in args[:1] + [
-                kwargs.get("x", OPAQUE),
-                kwargs.get("validation_data", OPAQUE),
-            ]:
-                self.sink(value, "fit")
-            if name == "fit" and "batch_size" in kwargs:
-                self.batch_fact(node, kwargs["batch_size"], "fit")
+        input_fn = kwargs.get("input_fn", args[0] if args else None)
+        if name in ("train", "evaluate", "predict") and isinstance(input_fn, Func):
+            return self.estimator_call(node, receiver, name, input_fn)
+        if name in ("fit", "fit_generator"):
+            return self.fit(node, receiver, args, kwargs)
+        if name in EVALUATING_METHODS:
+            for value in (*args[:1], kwargs.get("x", OPAQUE)):
+                self.flow.use(value, "evaluation")
             return OPAQUE
-        if isinstance(receiver, Obj) and receiver.kind == "strategy":
-            if name == "scope":
-                return Obj("scope", receiver.name)
-            if name == "distribute_datasets_from_function" and args and isinstance(args[0], Func):
-                self.sink(self.call(args[0], [OPAQUE], {}), "fit")
+        if name in ("experimental_distribute_dataset", "distribute_datasets_from_function"):
+            return self.distributed(receiver, name, args)
+        if name == "create_per_worker_dataset" and args and isinstance(args[0], Func):
+            dataset = self.call(args[0], [OPAQUE], {})
+            strategy = receiver.get("strategy") if isinstance(receiver, Obj) else None
+            if isinstance(dataset, Stream):
+                dataset = dataset.pipeline
+            if isinstance(dataset, Pipeline):
+                return Stream(dataset, strategy if isinstance(strategy, Obj) else None)
             return OPAQUE
-        if name == "compile" and self.is_model(receiver):
-            self.fact("compile", node)
-            optimizer = kwargs.get("optimizer", args[0] if args else OPAQUE)
-            if isinstance(optimizer, Const) and isinstance(optimizer.value, str):
-                self.fact("optimizer", node, name=optimizer.value, lr="default", from_compile=True)
+        if isinstance(receiver, Obj) and receiver.kind == "strategy" and name == "scope":
+            return Obj("scope", receiver.name, (("strategy", receiver),))
+        if isinstance(receiver, Obj) and receiver.kind == "distribution" and name == "scope":
+            return Obj("scope", receiver.name, (("strategy", receiver.get("strategy")),))
+        if name == "compile" and (
+            self.is_model(receiver)
+            or isinstance(receiver, Instance)
+            or isinstance(receiver, Obj)
+            and receiver.kind == "object"
+        ):
+            optimizers = [v for k, v in kwargs.items() if k.endswith("optimizer")]
+            self.compile(node, receiver, optimizers or [args[0] if args else OPAQUE])
             return OPAQUE
         if name in ("save", "save_weights") and self.is_model(receiver):
             path = kwargs.get("filepath", args[0] if args else OPAQUE)
             self.write_fact(node, name, path)
+            return OPAQUE
+        if name in STREAM_WRAPPERS and args:  # ``tqdm.tqdm(ds)``, ``tfds.as_numpy(ds)``
+            return self.stream(args[0])
+        if name not in CONTAINER_METHODS:  # a list or dict that holds a dataset is no use
+            self.consumed(node, [dotted_name(node.func) or name], args, kwargs)
         return OPAQUE
 
     @staticmethod
@@ -752,11 +818,11 @@ class ModuleInterpreter:
         fixed = isinstance(path, Const) and isinstance(path.value, str)
         self.fact("write", node, call=kind, fixed=fixed, chief_guarded=self.chief_depth > 0)
 
-    def batch_fact(self, node: ast.Call, size: Value, where: str) -> None:
+    def batch_fact(self, node: ast.Call, size: Value, where: str) -> int:
         value = size.value if isinstance(size, Const) and isinstance(size.value, int) else None
         replicas = isinstance(size, Unknown) and size.replicas
         per_replica = size.per_replica if isinstance(size, Unknown) else None
-        self.fact(
+        return self.fact(
             "batch", node, value=value, replicas=replicas, per_replica=per_replica, where=where
         )
 
@@ -788,9 +854,14 @@ class ModuleInterpreter:
             fn = self.function_facts(params.pop("map_func", params.pop("predicate", None)))
         if op in ("concatenate", "zip"):
             inputs = tuple(self.dataset_inputs(args))
-        if op == "batch" or op == "padded_batch":
-            self.batch_fact(node, self.raw_arg(op, "batch_size", args, kwargs), "batch")
         stage = Stage(op, self.to_params(params), fn, inputs, self.location(node))
+        if op == "batch" or op == "padded_batch":
+            size = self.raw_arg(op, "batch_size", args, kwargs)
+            self.stage_batches[id(stage)] = self.batch_fact(node, size, "batch")
+        if op == "with_options":
+            options = self.raw_arg(op, "options", args, kwargs)
+            if isinstance(options, Obj) and options.kind == "options":
+                self.stage_options[id(stage)] = options.get("id")
         return self.new_pipeline(pipeline.then(stage))
 
     def raw_arg(self, op: str, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -843,6 +914,16 @@ class ModuleInterpreter:
         plural = name.endswith("s") or any(w in name for w in ("files", "pattern", "glob", "list"))
         return Files(None) if plural else Files(1)
 
+    @staticmethod
+    def literal_count(value: Value) -> int | None:
+        """How many elements ``from_tensor_slices`` of a written-out list (or a tuple of
+        them) gives; None when the list is not written out."""
+        if isinstance(value, Seq) and value.items and isinstance(value.items[0], Seq):
+            value = value.items[0]
+        if isinstance(value, Seq) and all(isinstance(i, Const) for i in value.items):
+            return len(value.items)
+        return None
+
     def dataset_inputs(self, args: list[Value]) -> Iterator[Pipeline]:
         for value in args:
             if isinstance(value, Pipeline):
@@ -866,8 +947,15 @@ class ModuleInterpreter:
                 else next((k.value for k in node.keywords if k.arg == "filenames"), None)
             )
             converted["filenames"] = self.files(params["filenames"], syntax)
+        if op == "from_tensor_slices" and args:
+            count = self.literal_count(args[0])
+            if count is not None:
+                converted["elements"] = count
         stage = Stage(op, converted, fn, inputs, self.location(node))
         pipeline = self.new_pipeline(Pipeline((stage,)))
+        if op == "from_generator":
+            generator = args[0] if args else kwargs.get("generator", OPAQUE)
+            self.generated_from(node, generator, pipeline)
         if op == "tfds.load":
             split = kwargs.get("split")
             if isinstance(split, Seq):
@@ -890,44 +978,66 @@ class ModuleInterpreter:
             return self.source(node, api.SOURCES[name], args, kwargs)
         short = name.rsplit(".", 1)[-1]
         if name == "tensorflow.distribute.get_strategy":
-            return Obj("strategy", "default")
+            return UNSEEN_SCOPE
         if name.startswith("tensorflow.distribute.") and short in api.STRATEGIES:
-            self.fact("strategy", node, name=short, multi=short in api.MULTI_REPLICA_STRATEGIES)
-            return Obj("strategy", short)
+            return self.reach.new_strategy(short, self.location(node))
+        if name.startswith("keras.distribution."):
+            return self.keras_distribution(node, short, args)
         if name == "tensorflow.data.Options":
-            return Obj("options", short)
-        if name.startswith("keras.distribution.") and short in api.KERAS_DISTRIBUTIONS:
-            return Obj("distribution", short)
-        if name == "keras.distribution.set_distribution":
-            self.distribution_fact(node, args[0] if args else OPAQUE)
+            return Obj("options", short, (("id", next(self.ids)),))
+        if name.startswith(("tensorflow.estimator.", "keras.estimator.")):
+            return self.estimator_api(node, short, args, kwargs)
+        if name == "tensorflow_datasets.as_numpy" and args:
+            return self.stream(args[0])
+        if short == "ClusterCoordinator":
+            strategy = kwargs.get("strategy", args[0] if args else OPAQUE)
+            return Obj("coordinator", short, (("strategy", strategy),))
+        if short == "DatasetCreator" and args and isinstance(args[0], Func):
+            return self.stream(self.call(args[0], [OPAQUE], {}))
+        if short in TF1_ITERATORS and name.startswith("tensorflow."):
+            self.flow.use(args[0] if args else OPAQUE, "unknown")  # tensors for a graph
             return OPAQUE
         if name.startswith("tensorflow.data.experimental.") and short[:1].islower():
+            if short in ("save", "make_one_shot_iterator"):
+                self.flow.use(
+                    args[0] if args else OPAQUE, "export" if short == "save" else "unknown"
+                )
+                return OPAQUE
             params = self.params(short, args, kwargs)
             return Obj("transform", short, tuple(params.items()))
         if name.startswith("keras.optimizers.schedules."):
             warmup = "warmup" in short.lower() or "warmup_steps" in kwargs
             return Obj("schedule", short, (("warmup", warmup),))
         if name.startswith("keras.optimizers.") and short[:1].isupper():
-            self.optimizer_fact(node, short, kwargs.get("learning_rate", args[0] if args else None))
-            return Obj("optimizer", short)
-        if name == "keras.callbacks.ModelCheckpoint":
-            self.write_fact(
-                node, "ModelCheckpoint", kwargs.get("filepath", args[0] if args else OPAQUE)
-            )
-            return Obj("callback", short)
+            optimizer = Obj("optimizer", short, (("id", next(self.ids)),))
+            lr = kwargs.get("learning_rate", args[0] if args else None)
+            self.reach.optimizer_created(optimizer, self.optimizer_fact(node, short, lr))
+            return optimizer
+        if name.startswith("keras.callbacks.") and short[:1].isupper():
+            if short == "ModelCheckpoint":
+                path = kwargs.get("filepath", args[0] if args else OPAQUE)
+                self.write_fact(node, "ModelCheckpoint", path)
+            schedule = kwargs.get("schedule", args[0] if args else OPAQUE)
+            return Obj("callback", short, (("scaled", self.scales_with_replicas(schedule)),))
         if name in api.LOADED_MODELS:
-            return Obj("model", short)
+            return Obj("model", short, (("id", next(self.ids)),))
         if name in api.KERAS_MODELS or name.startswith("keras.applications."):
             layers = [v for v in self.flatten(args) if isinstance(v, Obj) and v.kind == "layer"]
             random = any(self.is_random_layer(v) for v in layers)
+            model = Obj("model", short, (("random", random), ("id", next(self.ids))))
             if not (layers and all(self.is_random_layer(v) for v in layers)):
-                self.fact("model", node, name=short)  # an all-augmentation Sequential is no model
-            return Obj("model", short, (("random", random),))
+                # an all-augmentation Sequential is no model
+                self.reach.model_created(model, self.fact("model", node, name=short))
+            return model
         if name.startswith("keras.layers."):
             return self.layer(node, name, kwargs)
+        if name.startswith(api.DATASET + ".") and short in api.TRANSFORMATIONS and args:
+            if isinstance(args[0], Pipeline):  # ``tf.data.Dataset.concatenate(a, b)``
+                return self.transform(node, args[0], short, args[1:], kwargs)
+        self.consumed(node, [name], args, kwargs, untracked=False)
         return OPAQUE
 
-    def optimizer_fact(self, node: ast.Call, name: str, lr: Value | None) -> None:
+    def optimizer_fact(self, node: ast.Call, name: str, lr: Value | None) -> int:
         if lr is None:
             kind, warmup = "default", False
         elif isinstance(lr, Obj) and lr.kind == "schedule":
@@ -939,7 +1049,7 @@ class ModuleInterpreter:
         else:
             kind, warmup = "unknown", False
         value = lr.value if isinstance(lr, Const) else None
-        self.fact("optimizer", node, name=name, lr=kind, value=value, warmup=warmup)
+        return self.fact("optimizer", node, name=name, lr=kind, value=value, warmup=warmup)
 
     def layer(self, node: ast.Call, name: str, kwargs: dict[str, Value]) -> Value:
         random, augments = api.random_layer(name)
@@ -986,125 +1096,12 @@ class ModuleInterpreter:
                 python=name in api.PYTHON_CALLS,
                 elementwise=api.is_elementwise(name),
                 calls=frozenset({name}),
+                cheap=api.is_cheap(name),
             )
         if isinstance(value, Obj) and value.kind in ("layer", "model"):
             random = bool(value.get("random"))
             return FunctionFacts(random=random, augments_images=random)
         return FunctionFacts(known=False)
-
-
-class FunctionInspector:
-    """Reads a mapped function's body (and the module helpers it calls) for the facts rules use."""
-
-    MAX_NESTING = 3
-
-    def __init__(self, interpreter: ModuleInterpreter, func: Func, depth: int = 0) -> None:
-        self.interpreter = interpreter
-        self.func = func
-        self.depth = depth
-
-    def facts(self) -> FunctionFacts:
-        node = self.func.node
-        frame = Frame(self.func.closure)
-        for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
-            frame.vars[arg.arg] = OPAQUE
-        if self.func.bound and isinstance(node, FunctionNode):
-            positional = node.args.posonlyargs + node.args.args
-            for arg, value in zip(positional, self.func.bound, strict=False):
-                frame.vars[arg.arg] = value
-        body: list[ast.AST] = [node.body] if isinstance(node, ast.Lambda) else list(node.body)
-        calls: set[str] = set()
-        merged = FunctionFacts(elementwise=self.elementwise(node))
-        decodes = random = augments = python = False
-        reader = None
-        for stmt in body:
-            for sub in ast.walk(stmt):
-                if not isinstance(sub, ast.Call):
-                    continue
-                callee = self.interpreter.eval(sub.func, frame)
-                if isinstance(callee, Ref):
-                    name = callee.name
-                    calls.add(name)
-                    decodes |= api.is_decode(name)
-                    python |= name in api.PYTHON_CALLS
-                    if api.is_stateless_random(name):
-                        changing = not self.constant_seed(sub)
-                        random |= changing
-                        augments |= changing and api.is_image_augmentation(name)
-                    else:
-                        random |= api.is_random(name)
-                        augments |= api.is_image_augmentation(name)
-                    if api.SOURCES.get(name) in api.RECORD_READER_NAMES:
-                        reader = api.SOURCES[name]
-                elif isinstance(callee, Obj) and callee.kind in ("layer", "model"):
-                    if callee.get("random"):
-                        random = True
-                        augments |= bool(callee.get("augments", True))
-                elif isinstance(callee, Func) and self.depth < self.MAX_NESTING:
-                    if callee.node is not node:
-                        inner = FunctionInspector(self.interpreter, callee, self.depth + 1).facts()
-                        calls |= inner.calls
-                        decodes |= inner.decodes
-                        random |= inner.random
-                        augments |= inner.augments_images
-                        python |= inner.python
-                        reader = reader or inner.reader
-        return replace(
-            merged,
-            decodes=decodes,
-            random=random,
-            augments_images=augments,
-            python=python,
-            reader=reader,
-            calls=frozenset(calls),
-        )
-
-    def constant_seed(self, call: ast.Call) -> bool:
-        seed = next((kw.value for kw in call.keywords if kw.arg == "seed"), None)
-        if seed is None and len(call.args) >= 2:
-            seed = call.args[-1]
-        if seed is None:
-            return False
-        value = self.interpreter.eval(seed, Frame(self.func.closure))
-        if isinstance(value, Seq):
-            return all(isinstance(i, Const) for i in value.items)
-        return isinstance(value, Const)
-
-    def elementwise(self, node: FunctionNode | ast.Lambda) -> bool:
-        """True when the body is only arithmetic, casts and element-wise math on its inputs."""
-        statements: list[ast.AST]
-        if isinstance(node, ast.Lambda):
-            statements = [node.body]
-        else:
-            statements = []
-            for i, stmt in enumerate(node.body):
-                if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-                    continue  # docstring
-                if (
-                    isinstance(stmt, ast.Return)
-                    and stmt.value is not None
-                    or isinstance(stmt, ast.Assign)
-                    and all(isinstance(t, ast.Name) for t in stmt.targets)
-                ):
-                    statements.append(stmt.value)
-                else:
-                    return False
-        arithmetic = False
-        frame = Frame(self.func.closure)
-        for expr in statements:
-            for sub in ast.walk(expr):
-                if isinstance(sub, ast.BinOp):
-                    arithmetic = True
-                elif isinstance(sub, ast.Call):
-                    callee = self.interpreter.eval(sub.func, frame)
-                    if not (isinstance(callee, Ref) and api.is_elementwise(callee.name)):
-                        return False
-                    arithmetic = True
-                elif isinstance(
-                    sub, (ast.Lambda, ast.IfExp, ast.ListComp, ast.DictComp, ast.Compare)
-                ):
-                    return False
-        return arithmetic
 
 
 def analyze_module(tree: ast.Module, path: str, text: str | None = None) -> Analysis:

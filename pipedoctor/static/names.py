@@ -8,6 +8,7 @@ resolve to the canonical ``tensorflow.data.Dataset``; Keras spellings resolve to
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 
 TRACKED_ROOTS = frozenset({"tensorflow", "keras", "tf_keras", "tensorflow_datasets"})
 """Top-level packages whose names the analysis follows; anything else stays opaque."""
@@ -44,6 +45,7 @@ _PREFIX_REWRITES: tuple[tuple[str, str], ...] = (
 )
 
 
+@lru_cache(maxsize=4096)
 def canonical(dotted: str) -> str:
     """The one spelling of a TensorFlow/Keras name that the rest of the analysis compares."""
     dotted = dotted + "."

@@ -103,6 +103,48 @@ class Method:
     name: str
 
 
+@dataclass(frozen=True, eq=False)
+class Stream:
+    """A dataset seen through ``iter()``, ``enumerate()``, ``as_numpy_iterator()`` or a
+    strategy's distribution: using it is using the dataset. ``strategy`` is the strategy
+    object that distributes it, when one does."""
+
+    pipeline: Pipeline
+    strategy: Obj | None = None
+
+
 Value = (
-    Unknown | Const | Autotune | Ref | Seq | Obj | Func | ClassInfo | Instance | Method | Pipeline
+    Unknown
+    | Const
+    | Autotune
+    | Ref
+    | Seq
+    | Obj
+    | Func
+    | ClassInfo
+    | Instance
+    | Method
+    | Pipeline
+    | Stream
 )
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+class Frame:
+    """One scope's variables; lookups fall back to the enclosing scope, then the module."""
+
+    __slots__ = ("vars", "parent", "returns")
+
+    def __init__(self, parent: Frame | None = None) -> None:
+        self.vars: dict[str, Value] = {}
+        self.parent = parent
+        self.returns: list[Value] = []
+
+    def lookup(self, name: str) -> Value | None:
+        frame: Frame | None = self
+        while frame is not None:
+            if name in frame.vars:
+                return frame.vars[name]
+            frame = frame.parent
+        return None

@@ -21,3 +21,27 @@ ds = ds.prefetch(1)
 other = ds.prefetch(buffer_size=tf.data.experimental.AUTOTUNE)
 # ruleid: PD103
 reader = tf.data.TFRecordDataset(["a.tfrecord", "b.tfrecord"], num_parallel_reads=2)
+
+
+def make_pipeline(files, parallel_reads=16, buffer=8):
+    # The defaults are not the values: callers elsewhere pass flags or a config.
+    # ok: PD103
+    records = tf.data.TFRecordDataset(files, num_parallel_reads=parallel_reads)
+    # ok: PD103
+    return records.batch(64).prefetch(buffer)
+
+
+def build_from_config(config, files):
+    # Called with literals here: these are the values.
+    return make_reader(files, 4)
+
+
+def make_reader(files, reads):
+    # ruleid: PD103
+    return tf.data.TFRecordDataset(files, num_parallel_reads=reads).batch(8).prefetch(AUTO)
+
+
+def cached_parse(files):
+    # The map's output is cached: its parallelism matters on the first epoch only.
+    # ok: PD103
+    return tf.data.TFRecordDataset(files).map(tf.io.parse_tensor, num_parallel_calls=4).cache()

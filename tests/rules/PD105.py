@@ -2,6 +2,7 @@
 import tensorflow as tf
 
 AUTO = tf.data.AUTOTUNE
+strategy = tf.distribute.MultiWorkerMirroredStrategy()  # several workers to split the files
 FEATURES = {"x": tf.io.FixedLenFeature([], tf.string)}
 
 

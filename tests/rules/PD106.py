@@ -3,6 +3,7 @@ import keras
 import tensorflow as tf
 
 AUTO = tf.data.AUTOTUNE
+model = keras.Sequential()
 
 
 def decode(path, label):
@@ -37,3 +38,45 @@ def not_decoding():
 images = keras.utils.image_dataset_from_directory("photos/", image_size=(64, 64))
 # ok: PD106
 cached_images = tf.keras.utils.image_dataset_from_directory("photos/").cache().prefetch(AUTO)
+
+
+def cached_later_in_the_chain():
+    # The cache comes a few reassignments later: it still counts.
+    # ok: PD106
+    ds = keras.utils.image_dataset_from_directory("photos/", image_size=(64, 64), shuffle=False)
+    ds = ds.map(lambda x, y: (x / 255.0, y), num_parallel_calls=AUTO)
+    ds = ds.cache()
+    model.fit(ds.prefetch(AUTO), epochs=3)
+
+
+def decode_in_memory(png_bytes, labels):
+    # Encoded images already in memory: a bounded data set the code shows.
+    ds = tf.data.Dataset.from_tensor_slices((png_bytes, labels))
+    # ruleid: PD106
+    ds = ds.map(lambda png, y: (tf.io.decode_png(png), y), num_parallel_calls=AUTO)
+    model.fit(ds.batch(32).prefetch(AUTO), epochs=3)
+
+
+def streaming_corpus(pattern):
+    # Hundreds of gigabytes of records, repeated before the parse: its size is not visible,
+    # and the measured check sizes it.
+    files = tf.data.Dataset.list_files(pattern)
+    ds = files.interleave(tf.data.TFRecordDataset, num_parallel_calls=AUTO).repeat()
+    # ok: PD106
+    ds = ds.map(tf.io.parse_tensor, num_parallel_calls=AUTO)
+    model.fit(ds.batch(256).prefetch(AUTO), steps_per_epoch=1000)
+
+
+def file_list_of_unseen_size(paths, labels):
+    # Paths from elsewhere, each read from disk: how much that is, the code does not say.
+    ds = tf.data.Dataset.from_tensor_slices((paths, labels))
+    # ok: PD106
+    ds = ds.map(decode, num_parallel_calls=AUTO)
+    model.fit(ds.batch(32).prefetch(AUTO), epochs=3)
+
+
+def evaluation_only():
+    # One pass over the test set: nothing to save on later epochs.
+    # ok: PD106
+    test = keras.utils.image_dataset_from_directory("photos/test", image_size=(64, 64))
+    model.evaluate(test)

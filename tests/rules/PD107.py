@@ -4,6 +4,7 @@ import tensorflow as tf
 
 AUTO = tf.data.AUTOTUNE
 flip = keras.layers.RandomFlip("horizontal")
+model = keras.Sequential()
 
 
 def augment(image, label):
@@ -39,3 +40,32 @@ g = tf.data.Dataset.zip((randomized, base.cache())).batch(4).prefetch(AUTO)
 h = keras.utils.image_dataset_from_directory("photos/").cache().prefetch(AUTO)
 # ok: PD107
 i = keras.utils.image_dataset_from_directory("photos/", shuffle=False).cache().prefetch(AUTO)
+
+
+def validation_set(features, labels):
+    # A validation set in a fixed order is fine: caching it freezes nothing that matters.
+    # ok: PD107
+    val = tf.data.Dataset.from_tensor_slices((features, labels)).shuffle(100).cache().batch(32)
+    model.fit(a, validation_data=val, epochs=2)
+
+
+def input_fn(use_fake_data, files):
+    ds = tf.data.TFRecordDataset(files).shuffle(1024).repeat()
+    if use_fake_data:
+        # One batch cached on purpose, to take input out of a benchmark.
+        # ok: PD107
+        ds = ds.take(1).cache().repeat()
+    return ds.batch(32).prefetch(AUTO)
+
+
+def factory_shuffles():
+    train = keras.utils.image_dataset_from_directory("photos/train", image_size=(64, 64))
+    # ruleid: PD107
+    model.fit(train.cache().prefetch(AUTO), epochs=5)
+
+
+def csv_rows():
+    # make_csv_dataset shuffles by default: a cache after it freezes the first epoch's order.
+    rows = tf.data.experimental.make_csv_dataset("train.csv", batch_size=32, label_name="y")
+    # ruleid: PD107
+    model.fit(rows.cache(), epochs=5)

@@ -1,4 +1,5 @@
 # Fixture for PD111 shuffle-after-batch.
+import keras
 import tensorflow as tf
 
 AUTO = tf.data.AUTOTUNE
@@ -15,3 +16,13 @@ d = base.batch(10).unbatch().shuffle(100)
 chunks = base.batch(101, drop_remainder=True)
 # ok: PD111
 e = chunks.shuffle(1000).batch(64).prefetch(AUTO)
+# Keras directory factories batch on their own: a shuffle after them shuffles batches.
+photos = keras.utils.image_dataset_from_directory("photos/", image_size=(64, 64))
+# ruleid: PD111
+shuffled_batches = photos.shuffle(100)
+# ok: PD111
+unbatched = keras.utils.image_dataset_from_directory("photos/", batch_size=None).shuffle(100)
+# make_csv_dataset batches (and shuffles) on its own, too.
+rows = tf.data.experimental.make_csv_dataset("train.csv", batch_size=32, label_name="y")
+# ruleid: PD111
+shuffled_rows = rows.shuffle(1000)

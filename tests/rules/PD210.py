@@ -2,10 +2,27 @@
 import tensorflow as tf
 
 strategy = tf.distribute.MultiWorkerMirroredStrategy()
-options = tf.data.Options()
+files = tf.data.Dataset.list_files("/data/train-*.tfrecord")
+records = files.interleave(tf.data.TFRecordDataset, num_parallel_calls=tf.data.AUTOTUNE)
+
+by_record = tf.data.Options()
 # ruleid: PD210
-options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+by_record.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+by_file = tf.data.Options()
 # ok: PD210
-options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.FILE
+by_file.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.FILE
+everything = tf.data.Options()
 # ruleid: PD210
-options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+everything.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+
+train_a = records.batch(64).with_options(by_record).prefetch(tf.data.AUTOTUNE)
+train_b = records.batch(64).with_options(by_file).prefetch(tf.data.AUTOTUNE)
+train_c = records.batch(64).with_options(everything).prefetch(tf.data.AUTOTUNE)
+
+
+def shown_not_used():
+    # Options built to show the API, never given to a dataset that trains.
+    unused = tf.data.Options()
+    # ok: PD210
+    unused.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+    return unused

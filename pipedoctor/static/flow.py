@@ -1,0 +1,319 @@
+"""Where each dataset a module builds ends up, so each rule judges only the pipelines it is about.
+
+The interpreter reports every use of a dataset value here: handed to ``fit`` or a strategy,
+iterated in a loop, printed, written out, given to ``adapt()``. A use is recorded against the
+pipeline's place in the source (the lines of its stages), so code reached from several call
+sites or branches has one set of ends and each rule judges each place once.
+
+A loop says what it does with a dataset through the names in its body: a loop that calls
+``train_step`` or applies gradients trains, one that calls ``test_step`` evaluates (and is
+validation when it runs inside a training loop), one that only prints inspects. A call the
+analysis cannot follow is read the same way from its name (``SidecarEvaluator``,
+``index_from_dataset``, ``plot_images``); when nothing in a name says, the end is unknown and
+the rules judge the dataset as before, since a library's ``make_dataset()`` is real code.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import PurePath
+
+from pipedoctor.pipeline import Pipeline
+from pipedoctor.static.values import Func, Obj, Seq, Stream, Value
+
+TRAINING_WORDS = frozenset(
+    {"train", "training", "fit", "optimizer", "minimize", "gradients", "gradient", "backward"}
+)
+"""Words in a loop body or callee name that say it trains (``train_step``, ``apply_gradients``,
+``GradientTape``)."""
+WEAK_TRAINING_WORDS = frozenset({"step", "loss", "steps"})
+"""Words that say so only when nothing says evaluation (``step_fn``, ``loss = model(x)``)."""
+EVALUATION_WORDS = frozenset(
+    {
+        "test",
+        "tests",
+        "eval",
+        "evaluate",
+        "evaluation",
+        "evaluator",
+        "val",
+        "valid",
+        "validate",
+        "validation",
+        "predict",
+        "prediction",
+        "predictions",
+        "infer",
+        "inference",
+        "metric",
+        "metrics",
+        "candidates",
+    }
+)
+EXPORT_WORDS = frozenset({"write", "writer", "save", "export", "serialize", "dump", "index"})
+INSPECTION_WORDS = frozenset(
+    {"print", "plot", "show", "imshow", "display", "visualize", "visualise", "gallery", "pprint"}
+)
+SYNTHETIC_WORDS = frozenset({"fake", "synthetic", "dummy", "null"})
+"""Words in an ``if`` test or a function name that mark input made up on purpose."""
+INSPECTING_BUILTINS = frozenset(
+    {"print", "list", "len", "tuple", "sorted", "repr", "str", "set", "dict", "sum", "max", "min"}
+)
+"""Builtins that look at a dataset's elements; ``iter``/``next``/``enumerate`` only pass it on."""
+STREAMING_CALLS = frozenset({"iter", "enumerate", "tensorflow_datasets.as_numpy", "tqdm", "zip"})
+
+RUNNERS = frozenset({"run", "schedule", "experimental_run_v2", "call_for_each_replica"})
+"""Calls that run the function given first: ``strategy.run(train_step, args=...)``."""
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+PlaceKey = tuple
+
+
+def words(name: str) -> set[str]:
+    """``distributedTrainStep`` / ``eval_input_fn`` → their lower-case words."""
+    return {w.lower() for w in _WORD.findall(name)}
+
+
+def place_key(pipeline: Pipeline) -> PlaceKey:
+    """The pipeline's place in the source: its stages' ops and positions."""
+    return tuple(
+        (s.op, s.location.line, s.location.column) if s.location else (s.op,)
+        for s in pipeline.stages
+    )
+
+
+def _identity(pipeline: Pipeline) -> tuple:
+    return (
+        place_key(pipeline),
+        tuple(repr(sorted(s.params.items(), key=str)) for s in pipeline.stages),
+    )
+
+
+def is_synthetic_source(pipeline: Pipeline) -> bool:
+    """``range(1).repeat()`` or ``from_tensors(x).repeat()``: one made-up element forever."""
+    if len(pipeline.stages) < 2 or pipeline.stages[1].op != "repeat":
+        return False
+    source, repeat = pipeline.stages[0], pipeline.stages[1]
+    if repeat.param("count") is not None:
+        return False
+    return source.op == "from_tensors" or source.op == "range" and source.param("arg0") == 1
+
+
+def is_test_module(path: str, tree: ast.Module) -> bool:
+    """Unit tests (``test_*.py``, ``*_test.py``, a ``TestCase`` class) are not training code."""
+    name = PurePath(path).name
+    if (
+        name.startswith("test_")
+        or name.endswith(("_test.py", "_tests.py"))
+        or name == "conftest.py"
+    ):
+        return True
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                text = ast.unparse(base) if isinstance(base, (ast.Name, ast.Attribute)) else ""
+                if text.endswith("TestCase"):
+                    return True
+    return False
+
+
+def synthetic_name(name: str) -> bool:
+    return bool(words(name) & SYNTHETIC_WORDS)
+
+
+def synthetic_branch(test: ast.expr) -> str | None:
+    """Which branch of ``if test:`` builds made-up input: ``"body"``, ``"orelse"`` or None."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    inner = test.operand if negated else test
+    for node in ast.walk(inner):
+        name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
+        if isinstance(name, str) and words(name) & SYNTHETIC_WORDS:
+            return "orelse" if negated else "body"
+    return None
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The words of a loop body: what it calls, and what it assigns to."""
+
+    calls: frozenset[str]
+    assigned: frozenset[str]
+    yields: bool = False
+    """The body yields: the loop feeds a generator."""
+
+    def trains(self) -> bool:
+        """Strong evidence: it calls ``train_step``, ``apply_gradients``, ``GradientTape``."""
+        return bool(self.calls & TRAINING_WORDS)
+
+    def evaluates(self) -> bool:
+        return bool(self.calls & EVALUATION_WORDS)
+
+    def steps(self) -> bool:
+        """Weak evidence: it calls a ``step_fn`` or assigns a ``loss``."""
+        return bool(self.calls & WEAK_TRAINING_WORDS or "loss" in self.assigned)
+
+
+def body_words(body: Iterable[ast.AST]) -> Vocabulary:
+    """The words of the calls a block makes and the names it assigns (nested definitions left
+    out). Variable names do not count: ``training_digits`` trains nothing."""
+    calls: set[str] = set()
+    assigned: set[str] = set()
+    yields = False
+    pending = list(body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        yields |= isinstance(node, (ast.Yield, ast.YieldFrom))
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            calls |= words(name)
+            if name in RUNNERS and node.args:  # ``strategy.run(train_step, ...)``
+                first = node.args[0]
+                calls |= words(
+                    first.id if isinstance(first, ast.Name) else getattr(first, "attr", "")
+                )
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            assigned |= words(node.id)
+        pending.extend(ast.iter_child_nodes(node))
+    return Vocabulary(frozenset(calls), frozenset(assigned), yields)
+
+
+def loop_end(vocabulary: Vocabulary, enclosing: list[Vocabulary]) -> str:
+    """What a loop over a dataset does with it, from the words of its body."""
+    if vocabulary.trains():
+        return "training"
+    if vocabulary.evaluates():
+        inside_training = any(v.trains() or v.steps() for v in enclosing)
+        return "validation" if inside_training else "evaluation"
+    if vocabulary.steps():
+        return "training"
+    return "inspection"
+
+
+def consumer_end(names: Iterable[str], keywords: Iterable[str] = ()) -> str | None:
+    """The end a call the analysis cannot follow gives the datasets passed to it, read from
+    the callee's name and those of the functions passed with them; None when nothing says."""
+    vocabulary: set[str] = set()
+    for name in names:
+        vocabulary |= words(name)
+    keys = set(keywords)
+    if "adapt" in vocabulary:
+        return "adapt"
+    if "validation_data" in keys:
+        return "validation"
+    if "candidates" in keys or vocabulary & EVALUATION_WORDS:
+        return "evaluation"
+    if vocabulary & EXPORT_WORDS:
+        return "export"
+    if vocabulary & INSPECTION_WORDS:
+        return "inspection"
+    if vocabulary & TRAINING_WORDS or vocabulary & WEAK_TRAINING_WORDS:
+        return "training"
+    return None
+
+
+def function_names(values: Iterable[Value]) -> Iterator[str]:
+    """Names of the module functions among call arguments (``schedule(step_fn, ...)``)."""
+    for value in values:
+        if isinstance(value, Func) and isinstance(
+            value.node, (ast.FunctionDef, ast.AsyncFunctionDef)
+        ):
+            yield value.node.name
+
+
+class DataFlow:
+    """The datasets a module creates and every end the code sends them to."""
+
+    def __init__(self, exports_module_names: bool) -> None:
+        self.exports_module_names = exports_module_names
+        """A ``.py`` module's top-level datasets can be imported elsewhere: their end is
+        unknown. A notebook's are used in the notebook or not at all."""
+        self.created: list[Pipeline] = []
+        self.ends: dict[PlaceKey, set[str]] = {}
+        self.module_level: set[PlaceKey] = set()
+        self.distributed: dict[PlaceKey, Obj] = {}
+        """The strategy that distributes a dataset, where one does."""
+        self.feeds: list[tuple[PlaceKey, Value]] = []
+        """(a ``from_generator`` source, a dataset its generator iterates)."""
+
+    def create(self, pipeline: Pipeline) -> None:
+        self.created.append(pipeline)
+
+    def module_binding(self, value: Value) -> None:
+        """A dataset bound to a name at module level (importable from a ``.py`` module)."""
+        for pipeline in datasets_in(value):
+            self.module_level.add(place_key(pipeline))
+
+    def use(self, value: Value, end: str) -> None:
+        """Record that ``value`` (a dataset, a stream over one, or a tuple of them) ends so."""
+        for pipeline in datasets_in(value):
+            self.ends.setdefault(place_key(pipeline), set()).add(end)
+        if isinstance(value, Stream) and value.strategy is not None:
+            self.distributed[place_key(value.pipeline)] = value.strategy
+
+    def strategy_of(self, pipeline: Pipeline) -> Obj | None:
+        return self.distributed.get(place_key(pipeline))
+
+    def ends_of(self, pipeline: Pipeline) -> set[str]:
+        return self.ends.get(place_key(pipeline), set())
+
+    def feed(self, generated: Pipeline, fed: Value) -> None:
+        """``fed`` is iterated by the generator of ``generated``: it ends where that does."""
+        self.feeds.append((place_key(generated), fed))
+
+    def settle_feeds(self) -> None:
+        for source, fed in self.feeds:
+            for key, ends in list(self.ends.items()):
+                if key[: len(source)] == source:
+                    for end in ends:
+                        self.use(fed, end)
+
+    def judged(self) -> list[Pipeline]:
+        """Every pipeline the code uses, with its ends, plus the unused leaves a module
+        exports; made-up input (``range(1).repeat()``) is left out."""
+        self.settle_feeds()
+        extended: set[PlaceKey] = set()
+
+        def mark(pipeline: Pipeline, whole: bool) -> None:
+            key = place_key(pipeline)
+            for end in range(1, len(key) + (1 if whole else 0)):
+                extended.add(key[:end])
+            for stage in pipeline.stages:
+                for upstream in stage.inputs:
+                    mark(upstream, True)
+
+        for pipeline in self.created:
+            mark(pipeline, False)
+        judged: list[Pipeline] = []
+        seen: set[tuple] = set()
+        for pipeline in self.created:
+            key = place_key(pipeline)
+            ends = set(self.ends.get(key, ()))
+            if not ends:
+                if key in extended:
+                    continue
+                if not (self.exports_module_names and key in self.module_level):
+                    continue  # built and never used
+                ends = {"unknown"}
+            if is_synthetic_source(pipeline):
+                continue
+            identity = _identity(pipeline)
+            if identity in seen:
+                continue
+            seen.add(identity)
+            judged.append(pipeline.with_ends(frozenset(ends)))
+        return judged
+
+
+def datasets_in(value: Value) -> Iterator[Pipeline]:
+    if isinstance(value, Pipeline):
+        yield value
+    elif isinstance(value, Stream):
+        yield value.pipeline
+    elif isinstance(value, Seq):
+        for item in value.items:
+            yield from datasets_in(item)

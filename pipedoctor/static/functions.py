@@ -1,0 +1,178 @@
+"""What a function handed to ``Dataset.map`` (or its kin) does, read from its body.
+
+The rules ask whether a mapped function decodes, draws random numbers, runs Python
+(``py_function``, ``numpy_function``), is cheap enough that parallelism gains nothing, or
+works element by element; :class:`FunctionInspector` answers from the function's code and the
+module helpers it calls, evaluating names with the interpreter that found the function.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from pipedoctor.pipeline import FunctionFacts
+from pipedoctor.static import api
+from pipedoctor.static.names import dotted_name
+from pipedoctor.static.values import (
+    OPAQUE,
+    Const,
+    Frame,
+    Func,
+    FunctionNode,
+    Method,
+    Obj,
+    Ref,
+    Seq,
+    Unknown,
+    Value,
+)
+
+if TYPE_CHECKING:
+    from pipedoctor.static.interpreter import ModuleInterpreter
+
+
+class FunctionInspector:
+    """Reads a mapped function's body (and the module helpers it calls) for the facts rules use."""
+
+    MAX_NESTING = 3
+
+    def __init__(self, interpreter: ModuleInterpreter, func: Func, depth: int = 0) -> None:
+        self.interpreter = interpreter
+        self.func = func
+        self.depth = depth
+
+    def facts(self) -> FunctionFacts:
+        node = self.func.node
+        frame = Frame(self.func.closure)
+        for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
+            frame.vars[arg.arg] = OPAQUE
+        if self.func.bound and isinstance(node, FunctionNode):
+            positional = node.args.posonlyargs + node.args.args
+            for arg, value in zip(positional, self.func.bound, strict=False):
+                frame.vars[arg.arg] = value
+        body: list[ast.AST] = [node.body] if isinstance(node, ast.Lambda) else list(node.body)
+        calls: set[str] = set()
+        merged = FunctionFacts(elementwise=self.elementwise(node))
+        decodes = random = augments = python = False
+        cheap = True
+        reader = None
+        for stmt in body:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.While) or (
+                    isinstance(sub, (ast.For, ast.comprehension)) and not self.unrolled(sub.iter)
+                ):
+                    cheap = False
+                if not isinstance(sub, ast.Call):
+                    continue
+                callee = self.interpreter.eval(sub.func, frame)
+                cheap &= self.cheap_call(sub, callee)
+                if isinstance(callee, Ref):
+                    name = callee.name
+                    calls.add(name)
+                    decodes |= api.is_decode(name)
+                    python |= name in api.PYTHON_CALLS
+                    if api.is_stateless_random(name):
+                        changing = not self.constant_seed(sub)
+                        random |= changing
+                        augments |= changing and api.is_image_augmentation(name)
+                    else:
+                        random |= api.is_random(name)
+                        augments |= api.is_image_augmentation(name)
+                    if api.SOURCES.get(name) in api.RECORD_READER_NAMES:
+                        reader = api.SOURCES[name]
+                elif isinstance(callee, Obj) and callee.kind in ("layer", "model"):
+                    if callee.get("random"):
+                        random = True
+                        augments |= bool(callee.get("augments", True))
+                elif isinstance(callee, Func):
+                    if self.depth >= self.MAX_NESTING or callee.node is node:
+                        cheap = False
+                        continue
+                    inner = FunctionInspector(self.interpreter, callee, self.depth + 1).facts()
+                    cheap &= inner.cheap
+                    calls |= inner.calls
+                    decodes |= inner.decodes
+                    random |= inner.random
+                    augments |= inner.augments_images
+                    python |= inner.python
+                    reader = reader or inner.reader
+        return replace(
+            merged,
+            decodes=decodes,
+            random=random,
+            augments_images=augments,
+            python=python,
+            reader=reader,
+            calls=frozenset(calls),
+            cheap=cheap,
+        )
+
+    @staticmethod
+    def unrolled(iterated: ast.expr) -> bool:
+        """``for level in range(3)`` in a mapped function unrolls when it is traced."""
+        return (
+            isinstance(iterated, ast.Call)
+            and isinstance(iterated.func, ast.Name)
+            and iterated.func.id == "range"
+        ) or isinstance(iterated, (ast.Tuple, ast.List))
+
+    def cheap_call(self, call: ast.Call, callee: Value) -> bool:
+        """Whether one call in a mapped function is too little work to count."""
+        if isinstance(callee, Ref):
+            return api.is_cheap(callee.name)
+        if isinstance(callee, Obj) and callee.kind == "layer":
+            return callee.name in api.CHEAP_LAYERS
+        if isinstance(callee, Func):
+            return True  # judged from its own facts, where it is inspected
+        if isinstance(callee, Method) and callee.name in ("get", "items", "keys", "values"):
+            return True  # a dict lookup on the element
+        return isinstance(callee, Unknown) and dotted_name(call.func) in api.CHEAP_BUILTINS
+
+    def constant_seed(self, call: ast.Call) -> bool:
+        seed = next((kw.value for kw in call.keywords if kw.arg == "seed"), None)
+        if seed is None and len(call.args) >= 2:
+            seed = call.args[-1]
+        if seed is None:
+            return False
+        value = self.interpreter.eval(seed, Frame(self.func.closure))
+        if isinstance(value, Seq):
+            return all(isinstance(i, Const) for i in value.items)
+        return isinstance(value, Const)
+
+    def elementwise(self, node: FunctionNode | ast.Lambda) -> bool:
+        """True when the body is only arithmetic, casts and element-wise math on its inputs."""
+        statements: list[ast.AST]
+        if isinstance(node, ast.Lambda):
+            statements = [node.body]
+        else:
+            statements = []
+            for i, stmt in enumerate(node.body):
+                if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                    continue  # docstring
+                if (
+                    isinstance(stmt, ast.Return)
+                    and stmt.value is not None
+                    or isinstance(stmt, ast.Assign)
+                    and all(isinstance(t, ast.Name) for t in stmt.targets)
+                ):
+                    statements.append(stmt.value)
+                else:
+                    return False
+        arithmetic = False
+        frame = Frame(self.func.closure)
+        for expr in statements:
+            for sub in ast.walk(expr):
+                if isinstance(sub, ast.BinOp):
+                    arithmetic = True
+                elif isinstance(sub, ast.Call):
+                    callee = self.interpreter.eval(sub.func, frame)
+                    if not (isinstance(callee, Ref) and api.is_elementwise(callee.name)):
+                        return False
+                    arithmetic = True
+                elif isinstance(
+                    sub, (ast.Lambda, ast.IfExp, ast.ListComp, ast.DictComp, ast.Compare)
+                ):
+                    return False
+        return arithmetic

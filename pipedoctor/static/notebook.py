@@ -1,0 +1,218 @@
+"""Jupyter notebooks as the static gate reads them: the code cells as one Python module.
+
+A notebook's state flows from cell to cell, so the code cells are joined into one module (as
+ruff does) and analysed like a script. IPython syntax that is not Python is left out: line
+magics (``%pip``), shell lines (``!ls``, ``files = !ls``), help (``obj?``, ``??obj``) and cells
+that hold another language (``%%bash``, ``%%writefile``, ``%%html``). A cell indented as a whole
+is dedented. A cell that still does not parse is reported (PD000) and left out, so one broken
+cell does not hide the rest. Every line of the module maps back to its cell and its line there.
+
+Cells are numbered from 1 over every cell, markdown included, as ruff and nbQA count them.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+
+PYTHON_CELL_MAGICS = frozenset(
+    {
+        "time",
+        "timeit",
+        "capture",
+        "debug",
+        "prun",
+        "python",
+        "python3",
+        "pypy",
+        "tensorflow_version",
+    }
+)
+"""Cell magics whose body is Python run in the kernel: the magic line goes, the body stays."""
+_ASSIGNED_SHELL = re.compile(r"^(\s*[\w.\[\], ]+=\s*)[!%]")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+"""Line breaks as the Python tokenizer counts them (``str.splitlines`` counts more)."""
+_AUTOMAGIC = re.compile(
+    r"^\s*(ls|cd|pwd|pip|conda|cat|mkdir|rm|cp|mv|env|load_ext|matplotlib|tensorboard|time"
+    r"|timeit|who|whos|history|alias|man|less|clear|reload_ext|run)"
+    r"(\s+(?=\S)(?!=[^=]|[(,\[:]|\.[A-Za-z_])|\s*$)"
+)
+"""IPython commands usable without ``%`` (automagic), when the line is no Python statement."""
+_HELP = re.compile(r"^\s*\?\??[\w.]+\s*$|^\s*[\w.()\[\]]+\?\??\s*$")
+
+
+class NotebookError(ValueError):
+    """A file that is not a notebook the gate can read (bad JSON, no cells), with the place in
+    the file where reading failed when there is one."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None):
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+@dataclass(frozen=True)
+class CellPlace:
+    """Where a line of the joined module comes from."""
+
+    cell: int
+    """1-based, over every cell of the notebook."""
+    line: int
+    """1-based line in the cell's source."""
+    indent: int = 0
+    """Columns removed from this line by dedenting the cell: add them back to a column."""
+
+
+@dataclass
+class NotebookSource:
+    """The joined module, the place of each of its lines, and the cells that did not parse."""
+
+    text: str
+    places: list[CellPlace] = field(default_factory=list)
+    broken: list[tuple[CellPlace, str, int | None]] = field(default_factory=list)
+    """(place of the error, parser message, column) for each cell left out."""
+
+    def place(self, line: int) -> CellPlace | None:
+        """The cell and cell line of the module's 1-based ``line``."""
+        return self.places[line - 1] if 0 < line <= len(self.places) else None
+
+
+def read_notebook(text: str) -> NotebookSource | None:
+    """The notebook's code as one module; ``None`` for a notebook in another language.
+
+    Raises :class:`NotebookError` when the text is not a notebook.
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise NotebookError(f"not a valid notebook: {exc.msg}", exc.lineno, exc.colno) from None
+    except RecursionError:
+        raise NotebookError("not a valid notebook: nested too deeply") from None
+    cells = _cells(data)
+    if not _is_python(data):
+        return None
+    lines: list[str] = []
+    places: list[CellPlace] = []
+    broken: list[tuple[CellPlace, str, int | None]] = []
+    for number, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = _source(cell)
+        if source is None:
+            continue
+        code, indents, error = python_of_cell(source)
+        if error is not None:
+            message, line, column = error
+            broken.append((CellPlace(number, line), message, column))
+            continue
+        cell_lines = code.split("\n") if code else []
+        lines.extend(cell_lines)
+        places.extend(
+            CellPlace(number, i, indents[i - 1] if i <= len(indents) else 0)
+            for i in range(1, len(cell_lines) + 1)
+        )
+    return NotebookSource("\n".join(lines) + "\n", places, broken)
+
+
+def _cells(data: object) -> list:
+    """The cell list of nbformat 4 (``cells``) or 3 (``worksheets[0].cells``)."""
+    if isinstance(data, dict):
+        if isinstance(data.get("cells"), list):
+            return data["cells"]
+        sheets = data.get("worksheets")
+        if isinstance(sheets, list):
+            return [c for s in sheets if isinstance(s, dict) for c in s.get("cells") or []]
+    raise NotebookError("not a valid notebook: no cells")
+
+
+def _is_python(data: dict) -> bool:
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    for key in ("language_info", "kernelspec"):
+        section = metadata.get(key)
+        if isinstance(section, dict):
+            language = section.get("name" if key == "language_info" else "language")
+            if isinstance(language, str) and language:
+                return language.lower().startswith("python")
+    return True
+
+
+def _source(cell: dict) -> str | None:
+    source = cell.get("source", cell.get("input"))
+    if isinstance(source, list) and all(isinstance(s, str) for s in source):
+        return "".join(source)
+    return source if isinstance(source, str) else None
+
+
+def python_of_cell(source: str) -> tuple[str, list[int], tuple[str, int, int | None] | None]:
+    """A cell's source as Python, the columns each line was dedented by, and the parse error.
+
+    The line count never changes, so line ``n`` of the result is line ``n`` of the cell. A cell
+    that parses as it is is taken as it is (its strings may hold ``%`` or ``?`` at a line end).
+    """
+    lines = _NEWLINE.split(source)
+    first = next((line.strip() for line in lines if line.strip()), "")
+    if first.startswith("%%"):
+        magic = first[2:].split(maxsplit=1)[0] if first[2:].strip() else ""
+        if magic not in PYTHON_CELL_MAGICS:
+            return "", [], None  # another language: bash, writefile, html, ...
+        index = next(i for i, line in enumerate(lines) if line.strip())
+        lines[index] = ""
+    code = "\n".join(lines)
+    if _parses(code):
+        return code, [0] * len(lines), None
+    lines = _without_ipython(lines)
+    first_code = next((line for line in lines if line.strip()), "")
+    prefix = first_code[: len(first_code) - len(first_code.lstrip())]
+    indents = [0] * len(lines)
+    if prefix:  # as IPython does: the first line's indent comes off every line that has it
+        for i, line in enumerate(lines):
+            if line.startswith(prefix):
+                lines[i], indents[i] = line[len(prefix) :], len(prefix)
+    code = "\n".join(lines)
+    try:
+        ast.parse(code)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        shift = indents[line - 1] if 0 < line <= len(indents) else 0
+        column = exc.offset + shift if exc.offset and exc.offset > 0 else None
+        return "", indents, (f"SyntaxError: {exc.msg}", line, column)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return "", indents, (f"cannot parse: {exc}", 1, None)
+    return code, indents, None
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _without_ipython(lines: list[str]) -> list[str]:
+    """The lines with IPython-only syntax replaced by a Python statement of the same indent
+    (a shell or magic line continued with ``\\`` takes its continuation lines along)."""
+    out: list[str] = []
+    continued = False
+    for line in lines:
+        if continued:
+            out.append("")
+        else:
+            out.append(_python_line(line))
+            if out[-1] == line:
+                continue
+        continued = line.rstrip().endswith("\\")
+    return out
+
+
+def _python_line(line: str) -> str:
+    stripped = line.lstrip()
+    indent = line[: len(line) - len(stripped)]
+    if stripped.startswith(("%", "!")) or _HELP.match(line) or _AUTOMAGIC.match(line):
+        return indent + "pass"
+    assigned = _ASSIGNED_SHELL.match(line)
+    if assigned:
+        return assigned.group(1) + "None"
+    return line

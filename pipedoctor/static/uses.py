@@ -1,0 +1,330 @@
+"""How the interpreter reports each use of a dataset, and each training it starts, to the data
+flow (:mod:`pipedoctor.static.flow`) and the strategy reach (:mod:`pipedoctor.static.reach`).
+
+:class:`DatasetUses` is a part of :class:`~pipedoctor.static.interpreter.ModuleInterpreter`
+kept apart so that walking the code and recording what the code does with datasets read as
+two jobs; it relies on the interpreter's state (``flow``, ``reach``, ``loops``, ``stack``...).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from pipedoctor.pipeline import Pipeline
+from pipedoctor.static import flow
+from pipedoctor.static.flow import datasets_in
+from pipedoctor.static.reach import batch_facts_of
+from pipedoctor.static.values import (
+    OPAQUE,
+    Const,
+    Frame,
+    Func,
+    Obj,
+    Seq,
+    Stream,
+    Unknown,
+    Value,
+)
+
+STREAM_WRAPPERS = frozenset({"iter", "enumerate", "tqdm", "as_numpy", "trange"})
+"""Calls that hand a dataset on to whatever iterates them."""
+DISCARDABLE = frozenset(
+    {
+        "shuffle",
+        "prefetch",
+        "prefetch_to_device",
+        "batch",
+        "padded_batch",
+        "cache",
+        "repeat",
+        "take",
+        "skip",
+        "shard",
+        "with_options",
+        "unbatch",
+        "rebatch",
+        "apply",
+        "snapshot",
+    }
+)
+"""Transformations with no effect but their result: as a bare statement they do nothing
+(``map``, ``filter`` and ``interleave`` at least trace their function, which tests rely on)."""
+
+
+class DatasetUses:
+    """Records what the code does with datasets: loops, training calls, strategies, discards."""
+
+    def mark_applied_options(self, pipelines: list[Pipeline]) -> None:
+        """An auto-shard policy counts where its options reach a dataset that trains."""
+        applied = {
+            self.stage_options[id(stage)]
+            for pipeline in pipelines
+            if pipeline.ends & {"training", "unknown"}
+            for stage in pipeline.walk()
+            if id(stage) in self.stage_options
+        }
+        for fact in self.training.of("autoshard"):
+            fact.data["applied"] = fact.get("options") in applied
+
+    def loop_end(self) -> str:
+        """What the innermost loop the code is in does with a dataset it pulls from."""
+        if not self.loops:
+            return "inspection"
+        return flow.loop_end(self.loops[-1], self.loops[:-1])
+
+    def trained(self, node: ast.AST, value: Value, end: str, **context: Any) -> None:
+        """A dataset handed to training: tell the strategy reach which batches it trains on."""
+        if end != "training":
+            return
+        batches: list[int] = []
+        for pipeline in datasets_in(value):
+            batches += batch_facts_of(pipeline, self.stage_batches)
+        strategy = value.strategy if isinstance(value, Stream) else None
+        self.reach.trained(self.location(node), end, batches, strategy=strategy, **context)
+
+    def exec_loop(
+        self, body: list[ast.stmt], frame: Frame, iterated: Value | None, node: ast.AST
+    ) -> None:
+        """A loop body, knowing what the loop does; the dataset it iterates ends so."""
+        vocabulary = flow.body_words(body)
+        self.loops.append(vocabulary)
+        try:
+            if vocabulary.yields:
+                # feeds a generator: a dataset made from it decides (see ``source``)
+                if self.stack:
+                    self.generator_feeds.setdefault(self.stack[-1], []).append(iterated)
+            elif isinstance(iterated, (Pipeline, Stream)) or (
+                isinstance(iterated, Seq)
+                and iterated.items
+                and all(isinstance(i, Stream) for i in iterated.items)
+            ):
+                end = self.loop_end()
+                self.flow.use(iterated, end)
+                self.trained(node, iterated, end)
+            self.exec_block(body, frame)
+        finally:
+            self.loops.pop()
+
+    def note_discarded(self, expr: ast.expr, value: Value) -> None:
+        """``ds.shuffle(n)`` as a statement: the transformation's result is thrown away."""
+        if (
+            isinstance(value, Pipeline)
+            and not self.inspecting
+            and isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Attribute)
+            and expr.func.attr in DISCARDABLE
+            and value.last.location == self.location(expr)
+        ):
+            self.discarded.append(value.last)
+
+    def scoped_object(self, name: str, result: Value) -> Value:
+        """An object a library class builds inside a strategy's scope (a trainer, a model
+        from a model zoo): it keeps that scope, so what it is compiled with can be checked."""
+        short = name.rsplit(".", 1)[-1]
+        if not (self.reach.scopes and result is OPAQUE and short[:1].isupper()):
+            return result
+        value = Obj("object", short, (("id", next(self.ids)),))
+        self.reach.model_created(value, None)
+        return value
+
+    def call_builtin(
+        self, node: ast.Call, name: str, args: list[Value], kwargs: dict[str, Value]
+    ) -> Value:
+        """Python's own functions on a dataset: looking at it, or passing it on to a loop."""
+        if name in flow.INSPECTING_BUILTINS:
+            for value in [*args, *kwargs.values()]:
+                self.flow.use(value, "inspection")
+            return OPAQUE
+        if name.rsplit(".", 1)[-1] in STREAM_WRAPPERS and args:
+            return self.stream(args[0])
+        if name == "zip":
+            streams = [self.stream(a) for a in args]
+            if any(isinstance(s, Stream) for s in streams):
+                return Seq(tuple(streams))
+            return OPAQUE
+        if name == "next" and args:
+            self.pulled(node, args[0])
+            return OPAQUE
+        self.consumed(node, [name], args, kwargs)
+        return OPAQUE
+
+    @staticmethod
+    def stream(value: Value) -> Value:
+        if isinstance(value, Pipeline):
+            return Stream(value)
+        return value if isinstance(value, Stream) else OPAQUE
+
+    def pulled(self, node: ast.AST, value: Value) -> None:
+        """``next(iterator)``: the loop around it says what the element is for."""
+        if isinstance(value, (Pipeline, Stream)):
+            end = self.loop_end()
+            self.flow.use(value, end)
+            self.trained(node, value, end)
+
+    def consumed(
+        self,
+        node: ast.Call,
+        names: list[str],
+        args: list[Value],
+        kwargs: dict[str, Value],
+        untracked: bool = True,
+    ) -> None:
+        """Datasets handed to a call the analysis cannot follow end as its name says."""
+        values = [*args, *kwargs.values()]
+        if not any(True for v in values for _ in datasets_in(v)):
+            return
+        named = [*names, *flow.function_names(values)]
+        end = flow.consumer_end(named) or ("unknown" if untracked else None)
+        if end is None:
+            return  # a TensorFlow or Keras API the analysis does not model: no claim
+        for keyword, value in [*((None, a) for a in args), *kwargs.items()]:
+            used = flow.consumer_end([], [keyword]) if keyword else None
+            self.flow.use(value, used or end)
+            self.trained(node, value, used or end)
+
+    def dataset_method(self, pipeline: Pipeline, name: str) -> Value:
+        """A ``Dataset`` method that is no transformation: iterating, saving, looking."""
+        if name in ("as_numpy_iterator", "__iter__"):
+            return Stream(pipeline)
+        if name in ("save", "snapshot"):
+            self.flow.use(pipeline, "export")
+        elif name in ("make_one_shot_iterator", "make_initializable_iterator"):
+            self.flow.use(pipeline, "unknown")  # TF1: the tensors feed a graph we cannot see
+        else:
+            self.flow.use(pipeline, "inspection")
+        return OPAQUE
+
+    def fit(
+        self, node: ast.Call, model: Value, args: list[Value], kwargs: dict[str, Value]
+    ) -> Value:
+        """``model.fit(x, validation_data=...)``: what trains, under which strategy."""
+        x = kwargs.get("x", args[0] if args else OPAQUE)
+        self.flow.use(x, "training")
+        self.flow.use(kwargs.get("validation_data", OPAQUE), "validation")
+        batches: list[int] = []
+        if "batch_size" in kwargs:
+            batches.append(self.batch_fact(node, kwargs["batch_size"], "fit"))
+        for pipeline in datasets_in(x):
+            batches += batch_facts_of(pipeline, self.stage_batches)
+        self.reach.trained(
+            self.location(node),
+            "training",
+            batches,
+            model=model,
+            strategy=x.strategy if isinstance(x, Stream) else None,
+            callbacks=kwargs.get("callbacks"),
+        )
+        return OPAQUE
+
+    def estimator_call(self, node: ast.Call, estimator: Value, name: str, input_fn: Func) -> Value:
+        """``estimator.train(input_fn=...)``: the function's dataset trains (or evaluates)."""
+        dataset = self.call(input_fn, [], {})
+        end = "training" if name == "train" else "evaluation"
+        self.flow.use(dataset, end)
+        if end == "training":
+            strategy = estimator.get("strategy") if isinstance(estimator, Obj) else None
+            batches = [
+                i for p in datasets_in(dataset) for i in batch_facts_of(p, self.stage_batches)
+            ]
+            if isinstance(strategy, Obj):
+                self.reach.used_by_estimator(strategy)
+            self.reach.trained(
+                self.location(node),
+                end,
+                batches,
+                strategy=strategy if isinstance(strategy, Obj) else None,
+            )
+        return OPAQUE
+
+    def distributed(self, receiver: Value, name: str, args: list[Value]) -> Value:
+        """A dataset a strategy distributes: what the code does with it decides its end."""
+        strategy = receiver if isinstance(receiver, Obj) and receiver.kind == "strategy" else None
+        dataset: Value = args[0] if args else OPAQUE
+        if name == "distribute_datasets_from_function":
+            dataset = self.call(dataset, [OPAQUE], {}) if isinstance(dataset, Func) else OPAQUE
+        if isinstance(dataset, Pipeline):
+            return Stream(dataset, strategy)
+        return OPAQUE
+
+    def compile(self, node: ast.Call, model: Value, optimizers: list[Value]) -> None:
+        self.fact("compile", node)
+        for optimizer in optimizers:
+            string_fact = None
+            if isinstance(optimizer, Const) and isinstance(optimizer.value, str):
+                string_fact = self.fact(
+                    "optimizer", node, name=optimizer.value, lr="default", from_compile=True
+                )
+            self.reach.compiled(model, optimizer, string_fact)
+
+    def generated_from(self, node: ast.Call, generator: Value, pipeline: Pipeline) -> None:
+        """``from_generator(gen)``: datasets ``gen`` iterates feed ``pipeline``, so they end
+        where it does."""
+        function = generator.node if isinstance(generator, Func) else None
+        if isinstance(generator, Func) and function not in self.generator_feeds:
+            self.call(generator, [], {})  # a generator handed over, not called: run its loops
+        syntax = node.args[0] if node.args else None
+        if function is None and isinstance(syntax, ast.Call):
+            called = self.eval(syntax.func, self.module)
+            function = called.node if isinstance(called, Func) else None
+        for value in self.generator_feeds.get(function, []) if function is not None else []:
+            self.flow.feed(pipeline, value)
+
+    def scales_with_replicas(self, schedule: Value, depth: int = 0) -> bool:
+        """Whether a learning-rate schedule function may follow the replica count: it uses it
+        (directly, through a name derived from it, or in a helper it calls), or it uses a
+        value the analysis cannot see, which may."""
+        if not isinstance(schedule, Func) or depth > 2:
+            return not isinstance(schedule, Func) and depth == 0
+        node = schedule.node
+        local = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                local.add(sub.id)
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Attribute) and sub.attr == "num_replicas_in_sync":
+                return True
+            if isinstance(sub, ast.Name) and sub.id not in local:
+                value = schedule.closure.lookup(sub.id)
+                if isinstance(value, Unknown):
+                    return True  # replica-derived, or a value the code does not show
+                if isinstance(value, Func) and value.node is not node:
+                    if self.scales_with_replicas(value, depth + 1):
+                        return True
+        return False
+
+    def keras_distribution(self, node: ast.Call, short: str, args: list[Value]) -> Value:
+        """The Keras distribution API: ``DataParallel``/``ModelParallel`` and the global
+        ``set_distribution`` every later model and ``fit`` runs under."""
+        if short in ("DataParallel", "ModelParallel"):
+            strategy = self.reach.new_strategy(short, self.location(node))
+            return Obj("distribution", short, (("strategy", strategy),))
+        if short == "set_distribution":
+            self.distribution_fact(node, args[0] if args else OPAQUE)
+            if args and isinstance(args[0], Obj):
+                self.reach.distribution = args[0].get("strategy")
+        return OPAQUE
+
+    def estimator_api(
+        self, node: ast.Call, short: str, args: list[Value], kwargs: dict[str, Value]
+    ) -> Value:
+        """``RunConfig(train_distribute=...)``, Estimators built with it, and the specs of
+        ``train_and_evaluate`` whose ``input_fn`` trains or evaluates."""
+        if short == "RunConfig":
+            strategy = kwargs.get("train_distribute", OPAQUE)
+            self.reach.used_by_estimator(strategy)
+            self.reach.used_by_estimator(kwargs.get("eval_distribute", OPAQUE))
+            return Obj("runconfig", short, (("strategy", strategy),))
+        if short in ("TrainSpec", "EvalSpec"):
+            input_fn = kwargs.get("input_fn", args[0] if args else None)
+            if isinstance(input_fn, Func):
+                self.flow.use(
+                    self.call(input_fn, [], {}),
+                    "training" if short == "TrainSpec" else "evaluation",
+                )
+            return OPAQUE
+        if "Estimator" in short or short == "model_to_estimator":
+            config = kwargs.get("config", OPAQUE)
+            strategy = config.get("strategy") if isinstance(config, Obj) else None
+            return Obj("estimator", short, (("strategy", strategy),))
+        return OPAQUE

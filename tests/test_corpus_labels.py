@@ -1,0 +1,99 @@
+"""The corpus labels: judged findings of ``pipedoctor lint`` on public code written by others.
+
+``tests/corpus/labels.csv`` records, for every finding in a sample of files from public
+repositories, whether it is right and whether the lint still reports it. The first test checks
+the file itself and the precision it records; the second re-lints the corpus, when one is at
+hand (``PIPEDOCTOR_CORPUS``, see ``tests/corpus/README.md``), and checks that the lint reports
+exactly the findings labelled as reported: any change to what the lint says on that code must
+come with its verdicts.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import os
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pipedoctor.rules import load_catalog
+
+ROOT = Path(__file__).resolve().parent.parent
+LABELS = ROOT / "tests" / "corpus" / "labels.csv"
+COLUMNS = ["repository", "commit", "path", "cell", "line", "rule", "verdict", "reported", "reason"]
+
+
+def load_benchmark():
+    spec = importlib.util.spec_from_file_location(
+        "lint_precision", ROOT / "benchmarks" / "lint_precision.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+def rows() -> list[dict[str, str]]:
+    with LABELS.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        assert reader.fieldnames == COLUMNS
+        return list(reader)
+
+
+def test_label_file_is_valid() -> None:
+    catalog = load_catalog()
+    labels = rows()
+    commits: dict[str, str] = {}
+    keys = set()
+    for row in labels:
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+", row["repository"]), row
+        assert re.fullmatch(r"[0-9a-f]{40}", row["commit"]), row
+        assert commits.setdefault(row["repository"], row["commit"]) == row["commit"], row
+        assert row["path"] and not row["path"].startswith("/"), row
+        assert row["path"].endswith((".py", ".ipynb")), row
+        if row["cell"]:
+            assert row["path"].endswith(".ipynb") and int(row["cell"]) >= 1, row
+        assert int(row["line"]) >= 1, row
+        assert row["rule"] in catalog, row
+        assert row["verdict"] in ("true", "false"), row
+        assert row["reported"] in ("yes", "no"), row
+        assert row["reason"].strip(), row  # a one-line reason, for a false one above all
+        key = (row["repository"], row["path"], row["cell"], row["line"], row["rule"])
+        assert key not in keys, f"two labels for {key}"
+        keys.add(key)
+    assert len(commits) >= 5, "the corpus spans at least five repositories"
+
+
+def test_recorded_precision_meets_the_targets() -> None:
+    """What README publishes: the reported findings, at least 300, at least 0.9 right
+    overall and 0.8 for each rule with 10 or more findings."""
+    reported = [r for r in rows() if r["reported"] == "yes"]
+    assert len(reported) >= 300
+    right = sum(r["verdict"] == "true" for r in reported)
+    assert right / len(reported) >= 0.9
+    totals = Counter(r["rule"] for r in reported)
+    rights = Counter(r["rule"] for r in reported if r["verdict"] == "true")
+    for rule, total in totals.items():
+        if total >= 10:
+            assert rights[rule] / total >= 0.8, rule
+
+
+def test_labels_hold_on_the_corpus() -> None:
+    corpus = os.environ.get("PIPEDOCTOR_CORPUS")
+    if not corpus or not Path(corpus).is_dir():
+        pytest.skip(
+            "set PIPEDOCTOR_CORPUS to the corpus folder (tests/corpus/README.md) to re-lint it"
+        )
+    benchmark = load_benchmark()
+    labels = benchmark.read_labels(LABELS)
+    evaluation = benchmark.evaluate(Path(corpus), labels)
+    assert evaluation.unjudged == [], "findings without a verdict: label them"
+    expected = {lb.key for lb in labels if lb.reported == "yes"}
+    assert set(evaluation.judged) == expected
+    right, total = evaluation.precision()
+    assert right / total >= 0.9

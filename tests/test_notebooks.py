@@ -1,0 +1,194 @@
+"""`pipedoctor lint` on Jupyter notebooks as they are: IPython syntax left out, findings placed
+by cell and line, the notebook named in SARIF and GitHub output, bad notebooks reported."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipedoctor import lint
+from pipedoctor.render import render
+from pipedoctor.static.notebook import python_of_cell, read_notebook
+
+
+def notebook(*cells: str | tuple[str, str], language: str = "python") -> str:
+    """A notebook's JSON with these cells (a string is a code cell, a pair names its type)."""
+    body = []
+    for cell in cells:
+        kind, source = cell if isinstance(cell, tuple) else ("code", cell)
+        body.append(
+            {
+                "cell_type": kind,
+                "metadata": {},
+                "source": source.splitlines(keepends=True),
+                **({"outputs": [], "execution_count": None} if kind == "code" else {}),
+            }
+        )
+    metadata = {"kernelspec": {"name": "k", "language": language}}
+    return json.dumps({"cells": body, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5})
+
+
+TRAINING = notebook(
+    ("markdown", "# Training a classifier\n"),
+    "!pip install -q tensorflow\n%matplotlib inline\nimport tensorflow as tf\n",
+    "files = !ls data/\ntf.data.Dataset?\n",
+    "%%writefile train.py\nds = ds.map(lambda x: tf.strings.as_string(x))\n",
+    "%%bash\nfor f in *.png; do echo $f; done\n",
+    "ds = tf.data.Dataset.range(100)\n"
+    "ds = ds.map(lambda x: tf.strings.as_string(x))\n"
+    "ds = ds.batch(10)\n",
+    "  # indented as a whole, as pasted\n"
+    "  model = tf.keras.Sequential()\n"
+    "  model.fit(ds, epochs=1)\n",
+)
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pipedoctor", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def test_notebook_findings_are_placed_by_cell_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "train.ipynb"
+    path.write_text(TRAINING)
+    report = lint(path)
+    found = {(f.rule, f.cell, f.line, f.column) for f in report.findings}
+    # Cell 6 holds the pipeline: the map on its line 2, the batch it ends with on line 3.
+    # The %%writefile cell's copy of the map is a file being written, not code run here.
+    assert found == {("PD102", 6, 2, 9), ("PD101", 6, 3, 9)}
+
+
+def test_ipython_lines_are_left_out_and_indented_cells_dedented() -> None:
+    code, indents, error = python_of_cell("  x = 1\n  if x:\n      !echo hi\n")
+    assert error is None
+    assert code.splitlines() == ["x = 1", "if x:", "    pass"]
+    assert indents[:3] == [2, 2, 2]
+    code, _, error = python_of_cell("!gsutil cp \\\n   gs://a/b .\nls -l data/\nn = 3\n")
+    assert error is None and code.splitlines()[3] == "n = 3"
+    # A string that merely looks like IPython syntax is kept as it is.
+    code, _, error = python_of_cell('text = """\n%d items?\n!"""\n')
+    assert error is None and "%d items?" in code
+
+
+def test_a_broken_cell_is_reported_and_the_rest_still_linted(tmp_path: Path) -> None:
+    path = tmp_path / "exercise.ipynb"
+    path.write_text(
+        notebook(
+            "import tensorflow as tf\n",
+            "batch_size = # YOUR CODE HERE\n",
+            "ds = tf.data.Dataset.range(8).map(lambda x: tf.strings.as_string(x)).batch(4)\n"
+            "tf.keras.Sequential().fit(ds)\n",
+        )
+    )
+    report = lint(path)
+    by_rule = {f.rule: f for f in report.findings}
+    assert by_rule["PD000"].cell == 2 and by_rule["PD000"].line == 1
+    assert "SyntaxError" in by_rule["PD000"].message
+    assert by_rule["PD102"].cell == 3
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"cells": [}', "not a valid notebook"),
+        ('{"metadata": {}}', "no cells"),
+        ("[1, 2]", "no cells"),
+    ],
+)
+def test_bad_notebooks_get_one_line_not_a_traceback(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    (tmp_path / "bad.ipynb").write_text(content)
+    done = run("lint", "bad.ipynb", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    (line,) = [ln for ln in done.stdout.splitlines() if "PD000" in ln]
+    assert line.startswith("bad.ipynb:") and message in line
+
+
+def test_cells_compile_one_by_one(tmp_path: Path) -> None:
+    """``from __future__`` may open any cell; the same line in the middle of a module is an
+    error Python reports, and so does the lint."""
+    later = "print('setup')\n", "from __future__ import print_function\nprint('a', 'b')\n"
+    (tmp_path / "intro.ipynb").write_text(notebook(*later))
+    (tmp_path / "intro.py").write_text("".join(later))
+    report = lint(tmp_path)
+    assert [(f.path.rpartition("/")[2], f.rule) for f in report.findings] == [("intro.py", "PD000")]
+
+
+def test_notebook_in_another_language_is_skipped(tmp_path: Path) -> None:
+    (tmp_path / "r.ipynb").write_text(notebook("library(keras)\nx <- 1\n", language="R"))
+    assert lint(tmp_path / "r.ipynb").findings == []
+
+
+def test_text_json_sarif_and_github_name_the_cell(tmp_path: Path) -> None:
+    (tmp_path / "train.ipynb").write_text(TRAINING)
+    text = run("lint", "train.ipynb", cwd=tmp_path).stdout
+    assert "train.ipynb:cell 6:2:9: PD102 [warning] sequential-map" in text
+    data = json.loads(run("lint", "train.ipynb", "--format", "json", cwd=tmp_path).stdout)
+    assert {(f["rule"], f["cell"], f["line"]) for f in data["findings"]} == {
+        ("PD102", 6, 2),
+        ("PD101", 6, 3),
+    }
+    report = lint(tmp_path / "train.ipynb")
+    sarif = json.loads(render(report, "sarif"))
+    result = next(r for r in sarif["runs"][0]["results"] if r["ruleId"] == "PD102")
+    physical = result["locations"][0]["physicalLocation"]
+    assert physical["artifactLocation"]["uri"].endswith("train.ipynb")
+    assert physical["region"] == {"startLine": 1, "startColumn": 1}  # a JSON line is no code line
+    assert result["message"]["text"].startswith("cell 6, line 2, column 9: ")
+    assert result["properties"] == {"cell": 6, "cellLine": 2, "cellColumn": 9}
+    github = render(report, "github").splitlines()
+    pd102 = next(line for line in github if "PD102" in line)
+    assert ",line=1,col=1," in pd102 and pd102.split("::")[2].startswith("cell 6, line 2")
+    assert "train.ipynb" in pd102
+
+
+def test_suppression_and_folders_work_for_notebooks(tmp_path: Path) -> None:
+    cells = json.loads(TRAINING)
+    code = cells["cells"][5]["source"]
+    code[1] = code[1].rstrip("\n") + "  # pipedoctor: ignore[PD102]\n"
+    (tmp_path / "nb").mkdir()
+    (tmp_path / "nb" / "train.ipynb").write_text(json.dumps(cells))
+    (tmp_path / "nb" / ".ipynb_checkpoints").mkdir()
+    (tmp_path / "nb" / ".ipynb_checkpoints" / "train-checkpoint.ipynb").write_text(TRAINING)
+    report = lint(tmp_path / "nb")
+    assert report.files_checked == 1
+    assert {f.rule for f in report.findings} == {"PD101"}
+
+
+def test_messages_point_at_cell_lines(tmp_path: Path) -> None:
+    (tmp_path / "cache.ipynb").write_text(
+        notebook(
+            "import tensorflow as tf\nmodel = tf.keras.Sequential()\n",
+            "ds = tf.data.Dataset.range(100).shuffle(100)\n",
+            "ds = ds.cache().batch(10).prefetch(tf.data.AUTOTUNE)\nmodel.fit(ds)\n",
+        )
+    )
+    (finding,) = [f for f in lint(tmp_path / "cache.ipynb").findings if f.rule == "PD107"]
+    assert (finding.cell, finding.line) == (3, 1)
+    assert "(cell 2, line 1)" in finding.message
+
+
+def test_read_notebook_maps_every_line(tmp_path: Path) -> None:
+    source = read_notebook(TRAINING)
+    assert source is not None and not source.broken
+    lines = source.text.splitlines()
+    pipeline = lines.index("ds = ds.batch(10)") + 1
+    place = source.place(pipeline)
+    assert place is not None and (place.cell, place.line) == (6, 3)
+
+
+def test_pre_commit_hook_covers_notebooks() -> None:
+    hooks = Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml"
+    text = hooks.read_text(encoding="utf-8")
+    assert "types_or: [python, jupyter]" in text
