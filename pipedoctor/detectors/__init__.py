@@ -1,5 +1,5 @@
 """Every detector module; importing this package registers one detector per rule."""
 
-from pipedoctor.detectors import distribution_rules, pipeline_rules, runtime_rules
+from pipedoctor.detectors import distribution_rules, monitor_rules, pipeline_rules, runtime_rules
 
-__all__ = ["distribution_rules", "pipeline_rules", "runtime_rules"]
+__all__ = ["distribution_rules", "monitor_rules", "pipeline_rules", "runtime_rules"]
