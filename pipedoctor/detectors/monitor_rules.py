@@ -105,7 +105,8 @@ def callback_stall(context: Context) -> Iterator[Hit]:
         return
     message = (
         f"{stall:,.1f} s of the run's {wall:,.1f} s ({stall / wall:.0%}) passed outside training "
-        "steps and evaluation: in callbacks (checkpoints, logging) and between epochs."
+        "steps and evaluation: in callbacks (checkpoints, logging) and between epochs (where "
+        "Keras also reopens a dataset that does not repeat)."
     )
     epochs = [e for e in _epochs(context) if _number(e.get("longest_stall_s"))]
     if epochs:

@@ -336,7 +336,7 @@ class Monitor(keras.callbacks.Callback):
         data["monitor"] = {
             "method": "split dequeue" if self._clock.split["train"] else "whole calls",
             "split_fraction": round(self._clock.sampler.chance(), 3),
-            "dequeue_floor_ms": round(1000 * self._clock.floor("train"), 3),
+            "dequeue_floor_ms": self._clock.floor_ms.get("train"),
             "interval_s": self.interval_s,
             "final": final,
         }
@@ -439,7 +439,9 @@ class Monitor(keras.callbacks.Callback):
 
     @contextmanager
     def _guard(self, where: str) -> Iterator[None]:
-        """Anything the monitor raises becomes a note and ends the monitoring, never fit."""
+        """Anything the monitor raises becomes a note and ends the monitoring, never fit; the
+        time the hook takes is the monitor's own, kept out of the run's stalls."""
+        began = time.perf_counter()
         try:
             yield
         except Exception as exc:  # noqa: BLE001
@@ -447,6 +449,9 @@ class Monitor(keras.callbacks.Callback):
             self.notes.append(note)
             self._say(lines.note_line(note, self._label()))
             self._close_previous()
+        finally:
+            if self._tally is not None:
+                self._tally.own_seconds += time.perf_counter() - began
 
     def _close_previous(self) -> None:
         """Stop the samplers and take the wrappers off the model (idempotent)."""

@@ -35,7 +35,7 @@ import statistics
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 ORIGINAL = "__pipedoctor_original__"
@@ -78,6 +78,9 @@ class Call:
     traced: bool | None = None
     """Whether the call traced (or compiled) a function, which makes it no step to time;
     None when that cannot be told."""
+    paused: float = 0.0
+    """Seconds the clock itself spent just before this call (measuring the dequeue floor):
+    the monitor's own time, not a gap in the user's training."""
 
     @property
     def split(self) -> bool:
@@ -326,6 +329,9 @@ class StepClock:
         self.split = {phase: False for phase in PHASES}
         """Whether this phase's function is one the clock knows how to split."""
         self.floors: dict[str, DequeueFloor | None] = {}
+        self.floor_ms: dict[str, float] = {}
+        """The last dequeue floor measured per phase, in ms, for the report."""
+        self._paused: dict[str, float] = {}
         self._counts = {phase: 0 for phase in PHASES}
         self._last: dict[str, Any] = {}
         self._last_end: dict[str, float] = {}
@@ -343,6 +349,9 @@ class StepClock:
     def floor(self, phase: str) -> float:
         floor = self.floors.get(phase)
         return floor.seconds if floor is not None else 0.0
+
+    def take_pause(self, phase: str) -> float:
+        return self._paused.pop(phase, 0.0)
 
     def wrap(self, function: Callable[..., Any], phase: str, steps_per_call: int) -> Callable:
         """A wrapper that times ``function``; wrapping a wrapper wraps its original."""
@@ -369,6 +378,9 @@ class StepClock:
         return index
 
     def _emit(self, call: Call) -> None:
+        paused = self.take_pause(call.phase)
+        if paused:
+            call = replace(call, paused=paused)
         try:
             previous = self._last_end.get(call.phase, call.start)
             self._last_end[call.phase] = call.end
@@ -398,14 +410,17 @@ class StepClock:
         self._guarded_floor(phase, make)
 
     def _guarded_floor(self, phase: str, measure: Callable[[], float]) -> None:
+        began = self.clock()
         try:
-            measure()
+            self.floor_ms[phase] = round(1000.0 * measure(), 3)
         except Exception as exc:  # noqa: BLE001 - without a floor the wait errs high: say so
             self.floors[phase] = None
             self.note = (
                 f"the cost of a ready batch could not be measured ({type(exc).__name__}), so "
                 "each dequeue counts whole as waiting: the input-wait share errs high"
             )
+        finally:
+            self._paused[phase] = self._paused.get(phase, 0.0) + self.clock() - began
 
     def _tf_wrapper(
         self, function: Callable[..., Any], phase: str, stock: bool, steps_per_call: int

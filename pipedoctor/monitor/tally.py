@@ -165,11 +165,13 @@ class PhaseTally:
         if self.batch_size is None and call.samples and call.steps:
             self.batch_size = round(call.samples / call.steps)
         previous, self.last_end = self.last_end, call.end
-        if startup or previous is None:
-            if startup:
-                self.startup_seconds += call.end - call.start
-                return
+        if startup:
+            self.startup_seconds += call.end - call.start
+            return
+        if previous is None:
             previous = call.start
+        else:  # the monitor's own time (measuring the floor) is no gap in the training
+            previous = min(call.start, previous + call.paused)
         gap = max(0.0, call.start - previous)
         period = call.end - previous
         if previous != call.start:
@@ -244,7 +246,7 @@ class EpochTally:
             self.eval_began = None
 
     def close(
-        self, ended: float, typical: dict[str, float | None]
+        self, ended: float, typical: dict[str, float | None], own: float = 0.0
     ) -> tuple[dict[str, Any], WaitEstimate, WaitEstimate]:
         """The epoch's record (``number`` is 1-based, as Keras's progress bar shows it) and its
         training and evaluation wait estimates. ``typical`` is each phase's typical step from
@@ -256,7 +258,7 @@ class EpochTally:
         seconds = ended - self.began
         train = self.train
         in_train = train.seconds + train.startup_seconds + train.stall_seconds
-        boundary = max(0.0, seconds - in_train - self.eval_seconds)
+        boundary = max(0.0, seconds - in_train - self.eval_seconds - own)
         record: dict[str, Any] = {
             "epoch": self.number,
             "seconds": round(seconds, 3),
@@ -291,6 +293,9 @@ class RunTally:
         self._seen_phases: set[str] = set()
         self._boundary = started
         self.totals = {"train": 0.0, "samples": 0, "eval": 0.0, "stall": 0.0, "startup": 0.0}
+        self.own_seconds = 0.0
+        """Time spent in the monitor's own hooks, kept out of the stalls and reported apart."""
+        self._own_closed = 0.0
         self.samples_known = True
 
     def begin_epoch(self, number: int, now: float) -> None:
@@ -302,6 +307,7 @@ class RunTally:
         # A call that traced is start-up; where tracing cannot be told, each phase's first.
         first = call.phase not in self._seen_phases
         self._seen_phases.add(call.phase)
+        self.own_seconds += call.paused
         self.current.add(call, startup=call.traced if call.traced is not None else first)
         self.batch_size = self.batch_size or self.current.train.batch_size
 
@@ -309,7 +315,8 @@ class RunTally:
         epoch, self.current = self.current, None
         if epoch is None:
             return None
-        record, train_wait, eval_wait = epoch.close(now, self.typical)
+        own, self._own_closed = self.own_seconds - self._own_closed, self.own_seconds
+        record, train_wait, eval_wait = epoch.close(now, self.typical, own)
         self._boundary = now
         self.epochs.append(record)
         train = epoch.train
@@ -344,6 +351,7 @@ class RunTally:
                 "eval_s": round(totals["eval"], 2),
                 "stall_s": round(totals["stall"], 2),
                 "startup_s": round(totals["startup"], 2),
+                "monitor_s": round(self.own_seconds, 3),
             },
         }
         if step_ms is not None:
