@@ -42,9 +42,11 @@ def split_codes(values: list[str] | None) -> list[str] | None:
     return [code for value in values for code in value.split(",") if code.strip()]
 
 
-def add_report_options(parser: argparse.ArgumentParser, demo_help: str) -> None:
-    """The options ``lint`` and ``check`` share: what to run, which rules, how to print."""
-    parser.add_argument("--demo", action="store_true", help=demo_help)
+def add_report_options(parser: argparse.ArgumentParser, demo_help: str | None) -> None:
+    """The options ``lint``, ``check`` and ``report`` share: what to run, which rules, how to
+    print (``--demo`` only where there is a demo to run)."""
+    if demo_help is not None:
+        parser.add_argument("--demo", action="store_true", help=demo_help)
     parser.add_argument(
         "--format", choices=FORMATS, default="text", help="output format (default: text)"
     )
@@ -149,6 +151,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--show-output", action="store_true", help="show the script's own output")
     check.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+
+    report = commands.add_parser(
+        "report",
+        help="the report of a monitored run, from its per-worker records",
+        description="Read the records `pipedoctor.keras.Monitor(log_dir=...)` wrote (one per "
+        "worker, in LOG_DIR/pipedoctor/), compare the workers and print the run's report.",
+    )
+    report.add_argument(
+        "paths", nargs="+", type=Path, metavar="PATH", help="a log_dir, or record files"
+    )
+    add_report_options(report, None)
 
     rules = commands.add_parser("rules", help="list the rule catalog")
     rules.add_argument("--format", choices=("text", "json"), default="text")
@@ -270,6 +283,30 @@ def run_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def run_report(args: argparse.Namespace) -> int:
+    """A monitored run's report from its per-worker records (the chief's, with every worker
+    compared), judged by the same rules as ``check``."""
+    from pipedoctor.checker import build_report
+    from pipedoctor.monitor.records import read_job
+
+    missing = [p for p in args.paths if not p.exists()]
+    if missing:
+        raise UsageError(f"no such file or folder: {missing[0]}")
+    try:
+        job = read_job(args.paths)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    config = load_config(
+        Path.cwd(),
+        explicit=args.config,
+        select=split_codes(args.select),
+        ignore=split_codes(args.ignore),
+    )
+    report = build_report(job.measurements(), job.all_notes(), config.selection)
+    write_report(report, args)
+    return EXIT_OK
+
+
 def run_rules_list(args: argparse.Namespace) -> int:
     catalog = load_catalog()
     if args.format == "json":
@@ -363,6 +400,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers = {
         "lint": run_lint,
         "check": run_check,
+        "report": run_report,
         "rules": run_rules_list,
         "explain": run_explain,
     }

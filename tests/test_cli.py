@@ -196,7 +196,7 @@ def test_folders_skip_virtualenvs_and_build_output(project: Path) -> None:
 def test_rules_lists_the_catalog_and_explain_prints_a_page() -> None:
     listing = run("rules")
     assert listing.returncode == 0
-    assert len(listing.stdout.strip().splitlines()) == 28
+    assert len(listing.stdout.strip().splitlines()) == len(load_catalog())
     assert "PD102  sequential-map" in listing.stdout
     page = run("explain", "PD102")
     assert page.returncode == 0
