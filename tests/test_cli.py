@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from pipedoctor.rules import load_catalog
+
 BAD = """\
 import tensorflow as tf
 
