@@ -68,6 +68,23 @@ def make_model(strategy=None, width: int = 512):  # noqa: ANN001, ANN201
     return model
 
 
+def multi_worker_workarounds(model) -> None:  # noqa: ANN001
+    """Keras 3 cannot ``fit`` under ``MultiWorkerMirroredStrategy`` as it ships
+    (github.com/keras-team/keras/issues/20585): its symbolic build reduces a batch of
+    per-replica values eagerly, and each step reduces the scalar metrics with ``axis=0``. The
+    model is built already (``keras.Input``), so the first can be skipped, and metrics of shape
+    ``[1]`` reduce fine; the steps themselves all-reduce across the processes as usual."""
+    import tensorflow as tf
+
+    model._maybe_symbolic_build = lambda *args, **kwargs: None
+    step = model.train_step
+
+    def train_step(data):  # noqa: ANN001, ANN202
+        return {name: tf.reshape(value, [1]) for name, value in step(data).items()}
+
+    model.train_step = train_step
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
@@ -107,6 +124,8 @@ def main() -> None:
         plain.fit(dataset, epochs=options.epochs, verbose=0)
         result["plain_weights"] = [w.tolist() for w in plain.get_weights()]
     model = make_model(strategy)
+    if options.strategy == "multiworker":
+        multi_worker_workarounds(model)
     monitor = Monitor(options.log_dir, wait_for_workers_s=options.wait_for_workers)
     callbacks: list = [monitor]
     if options.kill_after_epoch is not None:

@@ -48,6 +48,8 @@ from pipedoctor.monitor.tally import RunTally, decisive
 from pipedoctor.monitor.worker import Worker, identify
 from pipedoctor.report import Finding, Report
 
+MULTI_WORKER_FRACTION = 0.25
+"""The share of calls split in a multi-worker job, where the share cannot adapt per worker."""
 MIN_INTERVAL_S = 1.0
 """NVML and host sampling at most once a second: enough for minutes-long epochs, and cheap."""
 
@@ -181,7 +183,14 @@ class Monitor(keras.callbacks.Callback):
         self._mono_offset = self._origin - time.monotonic()
         self._tally = RunTally(self._origin, direct=backend != "jax")
         self._timeline = PhaseTimeline(self._origin)
-        sampler = Sampler(self.split_fraction, budget=self.overhead_budget)
+        fraction = self.split_fraction
+        if self._worker.multi and fraction is None:
+            # Every worker must split the same calls: a split call runs the step through
+            # another traced path, and collectives from different paths would not match up.
+            # An adaptive fraction follows each worker's own timings, so it is fixed here
+            # (the seed is the same everywhere).
+            fraction = MULTI_WORKER_FRACTION
+        sampler = Sampler(fraction, budget=self.overhead_budget)
         strategy = getattr(self.model, "distribute_strategy", None)
         self._clock = StepClock(self._on_call, backend, sampler, self._now, strategy)
         self._setup = {"backend": backend, **_strategy(self.model, backend)}
@@ -346,7 +355,8 @@ class Monitor(keras.callbacks.Callback):
         """The chief's view: every worker's summary (PD307), and notes on missing ones."""
         if self.log_dir is None:
             return
-        own = make_record(self._worker.name, self._worker.peers, RUNNING, measurements, [])
+        state = FINISHED if wait_s > 0 else RUNNING  # the end of the run: this one is done
+        own = make_record(self._worker.name, self._worker.peers, state, measurements, [])
         deadline = time.monotonic() + wait_s
         while True:
             records = [own]
@@ -360,8 +370,7 @@ class Monitor(keras.callbacks.Callback):
                 break
             time.sleep(0.2)
         measurements["per_worker"] = [worker_summary(r) for r in records]
-        if wait_s > 0:  # the end of the run: what is missing now is missing for good
-            own["state"] = FINISHED
+        if wait_s > 0:  # what is missing now is missing for good
             self.notes.extend(n for n in missing_workers(records) if n not in self.notes)
 
     def _load_config(self) -> Any:

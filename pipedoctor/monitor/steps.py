@@ -93,14 +93,17 @@ class Call:
 
 
 class Sampler:
-    """Decides which calls to split: each with probability ``chance()``, from its own RNG.
+    """Decides which calls to split, at random, from its own RNG.
 
-    With ``fraction`` the probability is fixed. Otherwise it adapts: splitting costs a call a
-    little (the dequeue from Python, the result read back), measured as the difference between
-    the median periods of recent split and unsplit calls, and the probability is set so that
-    cost stays within ``budget`` of the median step period, between ``lowest`` and ``highest``.
-    The first call of each phase in a ``fit`` is always split (it traces anyway, and shows the
-    batch).
+    Calls come in blocks of ``k = round(1 / chance())``, and one call at a random place in
+    each block is split: every call is split with probability ``1 / k``, a run of calls never
+    goes long without one, and a rhythm in the input (every 8th step opening a file) is not
+    aliased. With ``fraction`` the chance is fixed. Otherwise it adapts: splitting costs a call
+    a little (the dequeue from Python, the result read back), measured as the difference
+    between the median periods of recent split and unsplit calls, and the chance is set so
+    that cost stays within ``budget`` of the median step period, between ``lowest`` and
+    ``highest``. The first call of each phase in a ``fit`` is always split (it traces anyway,
+    and shows the batch).
     """
 
     def __init__(
@@ -120,7 +123,8 @@ class Sampler:
         self._random = random.Random(seed)
         self._split: deque[float] = deque(maxlen=memory)
         self._whole: deque[float] = deque(maxlen=memory)
-        self._seen: set[str] = set()
+        self._blocks: dict[str, list[int]] = {}
+        """Per phase: [calls left in the block, position of the split call, block length]."""
 
     def chance(self) -> float:
         if self.fraction is not None:
@@ -133,11 +137,16 @@ class Sampler:
 
     def decide(self, phase: str) -> float | None:
         """The probability the call is split with, or None when it is not split."""
-        if phase not in self._seen:
-            self._seen.add(phase)
+        block = self._blocks.get(phase)
+        if block is None:
+            self._blocks[phase] = [0, 0, 1]
             return 1.0
-        chance = self.chance()
-        return chance if self._random.random() < chance else None
+        if block[0] == 0:
+            length = max(1, round(1.0 / self.chance()))
+            block[:] = [length, self._random.randrange(length), length]
+        left, pick, length = block
+        block[0] = left - 1
+        return 1.0 / length if length - left == pick else None
 
     def observe(self, split: bool, period: float) -> None:
         """A call's period (from the previous call's end), to price splitting."""
@@ -286,6 +295,9 @@ class DequeueFloor:
 
 
 def _ready_iterator(batch: Any, strategy: Any) -> Any:
+    """An iterator over ``batch`` forever, through a distributed iterator like the user's
+    where there is one. Not across workers: a multi-worker distributed dataset would add
+    collectives the other workers do not run, so there the floor is the local dequeue's."""
     import tensorflow as tf
 
     distributed = isinstance(getattr(first_leaf(batch), "values", None), tuple)
@@ -294,7 +306,7 @@ def _ready_iterator(batch: Any, strategy: Any) -> Any:
             lambda value: tf.concat(strategy.experimental_local_results(value), axis=0), batch
         )
     dataset = tf.data.Dataset.from_tensors(batch).repeat()
-    if not distributed:
+    if not distributed or strategy.extended._in_multi_worker_mode():
         return iter(dataset)
     options = tf.data.Options()
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
