@@ -345,6 +345,7 @@ class Monitor(keras.callbacks.Callback):
         data["monitor"] = {
             "method": "split dequeue" if self._clock.split["train"] else "whole calls",
             "split_fraction": round(self._clock.sampler.chance(), 3),
+            **_split_cost(self._clock.sampler),
             "dequeue_floor_ms": self._clock.floor_ms.get("train"),
             "interval_s": self.interval_s,
             "final": final,
@@ -478,6 +479,19 @@ class Monitor(keras.callbacks.Callback):
                 except Exception:  # noqa: BLE001
                     pass
         self._running = False
+
+
+def _split_cost(sampler: Sampler) -> dict[str, float]:
+    """What splitting adds to a call, and so the share of training time it costs: the
+    monitor's own estimate of its overhead (the medians of many calls in this run)."""
+    cost = sampler.cost()
+    if cost is None:
+        return {}
+    extra, whole = cost
+    return {
+        "split_cost_ms": round(1000 * extra, 3),
+        "overhead_estimate": round(sampler.chance() * extra / whole, 4),
+    }
 
 
 def _same_note(a: str, b: str) -> bool:

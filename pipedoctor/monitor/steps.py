@@ -126,13 +126,20 @@ class Sampler:
         self._blocks: dict[str, list[int]] = {}
         """Per phase: [calls left in the block, position of the split call, block length]."""
 
+    def cost(self) -> tuple[float, float] | None:
+        """(what a split adds to a call, a call's median period), in seconds, once known."""
+        if len(self._split) < 4 or len(self._whole) < 4:
+            return None
+        whole = statistics.median(self._whole)
+        return max(statistics.median(self._split) - whole, 5e-5), whole
+
     def chance(self) -> float:
         if self.fraction is not None:
             return self.fraction
-        if len(self._split) < 4 or len(self._whole) < 4:
+        cost = self.cost()
+        if cost is None:
             return self.highest
-        whole = statistics.median(self._whole)
-        extra = max(statistics.median(self._split) - whole, 5e-5)
+        extra, whole = cost
         return min(self.highest, max(self.lowest, self.budget * whole / extra))
 
     def decide(self, phase: str) -> float | None:
