@@ -81,6 +81,9 @@ class Call:
     paused: float = 0.0
     """Seconds the clock itself spent just before this call (measuring the dequeue floor):
     the monitor's own time, not a gap in the user's training."""
+    extra: float | None = None
+    """What splitting added to this call: waiting for the previous result and for its own,
+    and the dequeue floor."""
 
     @property
     def split(self) -> bool:
@@ -99,11 +102,10 @@ class Sampler:
     each block is split: every call is split with probability ``1 / k``, a run of calls never
     goes long without one, and a rhythm in the input (every 8th step opening a file) is not
     aliased. With ``fraction`` the chance is fixed. Otherwise it adapts: splitting costs a call
-    a little (the dequeue from Python, the result read back), measured as the difference
-    between the median periods of recent split and unsplit calls, and the chance is set so
-    that cost stays within ``budget`` of the median step period, between ``lowest`` and
-    ``highest``. The first call of each phase in a ``fit`` is always split (it traces anyway,
-    and shows the batch).
+    a little (the dequeue from Python, the previous result and its own read back), timed on
+    each split call, and the chance is set so that the median cost stays within ``budget``
+    of the median step period, between ``lowest`` and ``highest``. The first call of each
+    phase in a ``fit`` is always split (it traces anyway, and shows the batch).
     """
 
     def __init__(
@@ -121,17 +123,17 @@ class Sampler:
         self.fraction = fraction
         self.budget, self.lowest, self.highest = budget, lowest, highest
         self._random = random.Random(seed)
-        self._split: deque[float] = deque(maxlen=memory)
+        self._extra: deque[float] = deque(maxlen=memory)
+        """What each recent split added to its call (see :meth:`observe`)."""
         self._whole: deque[float] = deque(maxlen=memory)
         self._blocks: dict[str, list[int]] = {}
         """Per phase: [calls left in the block, position of the split call, block length]."""
 
     def cost(self) -> tuple[float, float] | None:
         """(what a split adds to a call, a call's median period), in seconds, once known."""
-        if len(self._split) < 4 or len(self._whole) < 4:
+        if len(self._extra) < 4 or len(self._whole) < 4:
             return None
-        whole = statistics.median(self._whole)
-        return max(statistics.median(self._split) - whole, 5e-5), whole
+        return max(statistics.median(self._extra), 5e-5), statistics.median(self._whole)
 
     def chance(self) -> float:
         if self.fraction is not None:
@@ -155,9 +157,14 @@ class Sampler:
         block[0] = left - 1
         return 1.0 / length if length - left == pick else None
 
-    def observe(self, split: bool, period: float) -> None:
-        """A call's period (from the previous call's end), to price splitting."""
-        (self._split if split else self._whole).append(period)
+    def observe(self, period: float, extra: float | None) -> None:
+        """A call's period (from the previous call's end) and, for a split call, what the split
+        added to it: the waits for the previous step and for the result, and the dequeue
+        floor (the dequeue from Python in place of the one inside the graph)."""
+        if extra is None:
+            self._whole.append(period)
+        else:
+            self._extra.append(extra)
 
 
 def first_leaf(structure: Any) -> Any:
@@ -404,16 +411,19 @@ class StepClock:
             previous = self._last_end.get(call.phase, call.start)
             self._last_end[call.phase] = call.end
             if not call.traced:
-                self.sampler.observe(call.split, call.end - previous)
+                self.sampler.observe(call.end - previous, call.extra)
             self.sink(call)
         except Exception:  # noqa: BLE001 - a bookkeeping bug must not stop the user's training
             self.errors += 1
 
-    def _settle(self, phase: str) -> None:
-        """Let the previous call finish on the device before a split call is timed."""
+    def _settle(self, phase: str) -> float:
+        """Let the previous call finish on the device before a split call is timed; how long
+        that took (time a split costs where steps run asynchronously)."""
         previous = self._last.get(phase)
+        start = self.clock()
         if previous is not None:
             read_back(previous)
+        return self.clock() - start
 
     def _calibrate(self, phase: str, batch: Any) -> None:
         """The first split call of a phase: measure the dequeue floor on its batch's shape."""
@@ -461,17 +471,19 @@ class StepClock:
                 self._emit(Call(phase, index, start, end, steps_per_call, None, traced=traced))
                 self._last[phase] = outputs
                 return outputs
-            self._settle(phase)
+            settled = self._settle(phase)
             start = self.clock()
             first = next(iterator)  # StopIteration at the end of the data, as Keras expects
             batches = TimedIterator(iterator, self.clock, first)
             batches.wait = self.clock() - start
             outputs = function(batches)
+            ran = self.clock()
             read_back(outputs)
             end = self.clock()
             traced = _traced(before, traces())
             floor = self.floor(phase)
-            self._emit(self._split_call(phase, index, start, end, batches, chance, floor, traced))
+            call = self._split_call(phase, index, start, end, batches, chance, floor, traced)
+            self._emit(replace(call, extra=settled + end - ran + floor * call.steps))
             self._last[phase] = outputs
             self._calibrate(phase, first)
             return outputs
@@ -488,19 +500,20 @@ class StepClock:
                 return function(state, iterator)
             index = self._index(phase)
             chance = self.sampler.decide(phase) if stock else None
-            if chance is not None:
-                self._settle(phase)
+            settled = self._settle(phase) if chance is not None else 0.0
             before = traces()
             batches = TimedIterator(iterator, self.clock)
             start = self.clock()
             result = function(state, batches)
             outputs = result[0] if isinstance(result, tuple) and len(result) == 2 else result
+            ran = self.clock()
             if chance is not None:
                 read_back(outputs)
             end = self.clock()
             traced = _traced(before, traces())
             if chance is not None:
                 call = self._split_call(phase, index, start, end, batches, chance, 0.0, traced)
+                call = replace(call, extra=settled + end - ran)
             else:
                 steps = max(1, batches.taken)
                 call = Call(

@@ -119,8 +119,60 @@ def detail_lines(measurements: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Slowest stage", limiting_stage(measurements)),
         ("Sharding", string(mapping(measurements.get("sharding")).get("summary"))),
         ("tf.data service", service_line(measurements)),
+        ("Input wait", input_wait_line(measurements)),
+        ("Time", time_split_line(measurements)),
+        ("Workers", workers_line(measurements)),
     )
     return [(label, text) for label, text in lines if text]
+
+
+def input_wait_line(measurements: Mapping[str, Any]) -> str | None:
+    """``64% ±3% of the step time (from 412 timed steps)``: a monitored run's or a profile's
+    share of step time spent waiting for input."""
+    share = number(measurements.get("input_wait_fraction"))
+    tentative = share is None
+    if tentative:
+        share = number(measurements.get("input_wait_estimate"))
+    if share is None:
+        return None
+    ci = number(measurements.get("input_wait_ci"))
+    text = f"{share:.0%}" + (f" ±{ci:.0%}" if ci is not None and ci >= 0.005 else "")
+    text += " of the step time"
+    steps = whole(measurements.get("input_wait_steps"))
+    if steps:
+        text += f" (from {steps:,} timed steps)"
+    return text + (", too uncertain for a verdict" if tentative else "")
+
+
+def time_split_line(measurements: Mapping[str, Any]) -> str | None:
+    """``training 312 s, evaluation 41 s, outside steps 12 s, start-up 9 s``."""
+    split = mapping(measurements.get("time_split"))
+    parts = [
+        f"{label} {value:,.0f} s" if value >= 10 else f"{label} {value:.1f} s"
+        for key, label in (
+            ("train_s", "training"),
+            ("eval_s", "evaluation"),
+            ("stall_s", "outside steps"),
+            ("startup_s", "start-up"),
+        )
+        if (value := number(split.get(key)))
+    ]
+    return ", ".join(parts) or None
+
+
+def workers_line(measurements: Mapping[str, Any]) -> str | None:
+    """``worker-0 35.1 ms/step, input wait 4%; worker-1 36.0 ms/step, input wait 61%``."""
+    entries = []
+    for worker in measurements.get("per_worker") or []:
+        if not isinstance(worker, Mapping) or not string(worker.get("worker")):
+            continue
+        text = str(worker["worker"])
+        if (step := number(worker.get("step_ms"))) is not None:
+            text += f" {step:.1f} ms/step"
+        if (wait := number(worker.get("input_wait_fraction"))) is not None:
+            text += f", input wait {wait:.0%}"
+        entries.append(text)
+    return "; ".join(entries) or None
 
 
 def service_line(measurements: Mapping[str, Any]) -> str | None:
