@@ -139,3 +139,18 @@ def test_report_on_bad_input_is_one_line_and_exit_2(
     done = pipedoctor("report", str(path))
     assert done.returncode == 2
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_on_jax_the_monitor_times_python_dequeues_and_changes_nothing(tmp_path: Path) -> None:
+    pytest.importorskip("jax")
+    out = tmp_path / "jax.json"
+    output = finish(
+        start(out, "--twice", "--input-ms", "40", "--steps", "20", env={"KERAS_BACKEND": "jax"})
+    )
+    assert out.exists(), output
+    result = json.loads(out.read_text())
+    report = result["report"]
+    assert report["measurements"]["backend"] == "jax"
+    assert report["verdict"] == "input-bound"
+    assert report["measurements"]["input_wait_fraction"] > 0.5
+    assert result["weights"] == result["plain_weights"]
