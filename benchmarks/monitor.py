@@ -6,7 +6,8 @@ own model trains on its own dataset (repeated) in turns:
 - ``overhead``: one monitored ``fit`` whose steps come in blocks with the monitor switched off
   and on in ABBA order (off on on off, repeated); a timing callback present throughout gives
   each block's mean step period, and each group's on/off ratio is the per-step overhead
-  (median and quartiles over the groups). Beside it, the monitor's own estimate (split
+  (median and quartiles over the groups), in wall time and in this process's CPU time (less
+  sensitive to other jobs on a shared machine). Beside it, the monitor's own estimate (split
   fraction x what a split adds to a call / a call's period, medians over the run) and the
   seconds its hooks took in that ``fit`` (samplers, epoch end, the report).
 - ``accuracy``: the truth is ``1 - ceiling step / training step``, both timed without a
@@ -91,8 +92,8 @@ def overhead(model: Any, data: Any, turns: int, steps: int | None) -> str:
 
     class Toggle(keras.callbacks.Callback):
         def on_train_begin(self, logs: Any = None) -> None:
-            self.periods: dict[tuple[int, bool], list[float]] = {}
-            self.last: float | None = None
+            self.periods: dict[tuple[int, bool], list[tuple[float, float]]] = {}
+            self.last: tuple[float, float] | None = None
 
         def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
             on = (batch // block) % 4 in (1, 2)
@@ -101,25 +102,30 @@ def overhead(model: Any, data: Any, turns: int, steps: int | None) -> str:
                 self.last = None  # the first step after a switch is not counted
 
         def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
-            now = time.perf_counter()
+            now = (time.perf_counter(), time.process_time())
             if self.last is not None:
                 key = (batch // (4 * block), (batch // block) % 4 in (1, 2))
-                self.periods.setdefault(key, []).append(now - self.last)
+                step = (now[0] - self.last[0], now[1] - self.last[1])
+                self.periods.setdefault(key, []).append(step)
             self.last = now
 
     toggle = Toggle()
     model.fit(data, epochs=1, steps_per_epoch=4 * block * groups, verbose=0,
               callbacks=[monitor, toggle])  # fmt: skip
-    ratios = []
+    wall, cpu = [], []
     for group in range(groups):
         on, off = toggle.periods.get((group, True)), toggle.periods.get((group, False))
         if on and off:
-            ratios.append(statistics.mean(on) / statistics.mean(off))
-    q1, median, q3 = statistics.quantiles(ratios, n=4)
+            wall.append(statistics.mean(w for w, _ in on) / statistics.mean(w for w, _ in off))
+            cpu.append(statistics.mean(c for _, c in on) / statistics.mean(c for _, c in off))
+    if len(wall) < 2:
+        return f"(only {len(wall)} ABBA group with steps on and off)"
+    q1, median, q3 = statistics.quantiles(wall, n=4)
     m = monitor.report.measurements
     return (
-        f"{m['step_ms']['training']:9.2f} {len(ratios):6d} {m['monitor']['split_fraction']:6.2f} "
+        f"{m['step_ms']['training']:9.2f} {len(wall):6d} {m['monitor']['split_fraction']:6.2f} "
         f"{100 * (median - 1):+8.2f}% ({100 * (q1 - 1):+.2f}..{100 * (q3 - 1):+.2f}) "
+        f"{100 * (statistics.median(cpu) - 1):+8.2f}% "
         f"{100 * m['monitor'].get('overhead_estimate', 0.0):+7.2f}% "
         f"{m['time_split']['monitor_s']:8.3f}"
     )
@@ -189,8 +195,8 @@ def main() -> None:
         f"{'ABBA groups' if options.mode == 'overhead' else 'turns'} per sample"
     )
     if options.mode == "overhead":
-        print(f"{'script':<26} {'step ms':>9} {'groups':>6} {'split':>6} {'ABBA':>9} "
-              f"{'(quartiles)':<17} {'own est':>8} {'hooks s':>8}")  # fmt: skip
+        print(f"{'script':<26} {'step ms':>9} {'groups':>6} {'split':>6} {'wall':>9} "
+              f"{'(quartiles)':<17} {'CPU':>9} {'own est':>8} {'hooks s':>8}")  # fmt: skip
     else:
         print(f"{'script':<26} {'truth':>6} {'(range)':<9} {'share':>6} {'±ci':<4} {'points':>6}")
     for name in names:

@@ -1,8 +1,8 @@
 """Time series for the report's timelines, bounded in size, in seconds from the run's start.
 
 A report is plain data that a browser must draw, so every series is averaged into at most
-``max_points`` equal time bins. A bin with no reading is ``None``, so a chart shows a gap
-where a sampler lost its device (NVML failing halfway) instead of a line across it.
+``max_points`` equal time bins. Where readings stop for a while, a ``None`` marks the gap, so a
+chart shows where a sampler lost its device (NVML failing halfway) instead of a line across it.
 """
 
 from __future__ import annotations
@@ -18,31 +18,61 @@ MAX_POINTS = 240
 def binned(
     points: Sequence[tuple[float, Sequence[float]]], origin: float, max_points: int = MAX_POINTS
 ) -> tuple[list[float], list[list[float | None]]]:
-    """``points`` (time, one value per channel) as bin centres and each channel's mean per bin.
+    """``points`` (time, one value per channel) as times and each channel's values, averaged
+    into at most ``max_points`` equal time bins when there are more readings than that.
 
-    Times are seconds after ``origin``; empty bins give ``None`` in every channel.
+    Times are seconds after ``origin``. Where readings stop for a while (more than three times
+    the usual spacing: a sampler that lost its device), a ``None`` in every channel marks the
+    gap, so a chart does not draw a line across it.
     """
     if not points:
         return [], []
-    first, last = points[0][0], points[-1][0]
     channels = max(len(values) for _, values in points)
-    count = max(1, min(max_points, len(points)))
+    if len(points) <= max_points:
+        rows = [(t, [values[c] if c < len(values) else None for c in range(channels)])
+                for t, values in points]  # fmt: skip
+    else:
+        rows = _bins(points, channels, max_points)
+    rows = _with_gaps(rows, channels)
+    times = [round(t - origin, 2) for t, _ in rows]
+    means = [[None if v[c] is None else round(v[c], 1) for _, v in rows] for c in range(channels)]
+    return times, means
+
+
+def _bins(
+    points: Sequence[tuple[float, Sequence[float]]], channels: int, count: int
+) -> list[tuple[float, list[float | None]]]:
+    first, last = points[0][0], points[-1][0]
     width = (last - first) / count if last > first else 1.0
-    sums = [[0.0] * count for _ in range(channels)]
-    counts = [[0] * count for _ in range(channels)]
+    sums = [[0.0] * channels for _ in range(count)]
+    counts = [[0] * channels for _ in range(count)]
     for t, values in points:
         slot = min(count - 1, int((t - first) / width))
         for channel, value in enumerate(values):
-            if value is None:
-                continue
-            sums[channel][slot] += value
-            counts[channel][slot] += 1
-    times = [round(first - origin + (slot + 0.5) * width, 2) for slot in range(count)]
-    means = [
-        [round(s / n, 1) if n else None for s, n in zip(sums[c], counts[c], strict=True)]
-        for c in range(channels)
-    ]
-    return times, means
+            if value is not None:
+                sums[slot][channel] += value
+                counts[slot][channel] += 1
+    return [
+        (first + (slot + 0.5) * width,
+         [s / n if n else None for s, n in zip(sums[slot], counts[slot], strict=True)])
+        for slot in range(count)
+        if any(counts[slot])
+    ]  # fmt: skip
+
+
+def _with_gaps(
+    rows: list[tuple[float, list[float | None]]], channels: int
+) -> list[tuple[float, list[float | None]]]:
+    if len(rows) < 3:
+        return rows
+    steps = sorted(b[0] - a[0] for a, b in zip(rows, rows[1:], strict=False))
+    usual = steps[len(steps) // 2]
+    out = [rows[0]]
+    for before, row in zip(rows, rows[1:], strict=False):
+        if usual > 0 and row[0] - before[0] > 3 * usual:
+            out.append(((before[0] + row[0]) / 2, [None] * channels))
+        out.append(row)
+    return out
 
 
 def host_series(samples: Sequence[Any], origin: float, max_points: int = MAX_POINTS) -> dict:

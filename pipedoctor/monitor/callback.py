@@ -13,6 +13,7 @@ it does raises into ``fit``: every failure of its own becomes a note in the repo
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -239,10 +240,10 @@ class Monitor(keras.callbacks.Callback):
         """Every timed call: into the tally and the throughput timeline."""
         self._tally.add(call)
         timeline = self._timeline
-        if self._last_end is not None and call.phase == "train":
+        if self._last_end is not None:
             gap = call.start - self._last_end
-            if gap >= 0.5:  # a stall long enough to see on the timeline
-                timeline.add("stall", self._last_end, call.start, None)
+            if gap >= 0.2:  # time outside steps, long enough to see: callbacks, epoch ends
+                timeline.add("outside steps", self._last_end, call.start, None)
         startup = call.index == 0 and call.phase in ("train", "eval") and not timeline.segments
         samples = call.samples
         if samples is None and self._tally.batch_size:
@@ -265,7 +266,6 @@ class Monitor(keras.callbacks.Callback):
             self._compare_workers(measurements, wait_s=0.0)
         self._say(lines.epoch_line(record, self.params.get("epochs"), self._label()))
         self._live_findings(measurements, record["epoch"], record)
-        self._last_end = None
 
     def _finish(self) -> None:
         now = self._now()
@@ -393,7 +393,10 @@ class Monitor(keras.callbacks.Callback):
         if record is not None and record.get("gpus"):  # a straggler this epoch, as it happens
             found += self._build({"gpus": record["gpus"]}).findings
         for finding in found:
-            key = f"{finding.rule}:{finding.message.split(':')[0]}"
+            # Once per rule and subject (a GPU, a worker): the figures in a message change as
+            # the run goes on, what it says does not.
+            subject = re.search(r"\b(GPU \d+|Worker \S+)", finding.message)
+            key = f"{finding.rule}:{subject.group(1) if subject else ''}"
             if key in self._printed:
                 continue
             self._printed.add(key)

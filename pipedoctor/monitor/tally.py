@@ -224,6 +224,7 @@ class EpochTally:
     began: float
     direct: bool = True
     batch_size: int | None = None
+    eval_batch_size: int | None = None
     train: PhaseTally = field(init=False)
     evaluation: PhaseTally = field(init=False)
     eval_seconds: float = 0.0
@@ -231,7 +232,7 @@ class EpochTally:
 
     def __post_init__(self) -> None:
         self.train = PhaseTally("train", self.direct, self.batch_size)
-        self.evaluation = PhaseTally("eval", self.direct)
+        self.evaluation = PhaseTally("eval", self.direct, self.eval_batch_size)
 
     def add(self, call: Call, *, startup: bool) -> None:
         (self.train if call.phase == "train" else self.evaluation).add(call, startup=startup)
@@ -286,6 +287,7 @@ class RunTally:
         self.epochs: list[dict[str, Any]] = []
         self.current: EpochTally | None = None
         self.batch_size: int | None = None
+        self.eval_batch_size: int | None = None
         self.wait = WaitEstimate()
         self.eval_wait = WaitEstimate()
         self.typical: dict[str, float | None] = {"train": None, "eval": None}
@@ -299,7 +301,9 @@ class RunTally:
         self.samples_known = True
 
     def begin_epoch(self, number: int, now: float) -> None:
-        self.current = EpochTally(number, self._boundary, self.direct, self.batch_size)
+        self.current = EpochTally(
+            number, self._boundary, self.direct, self.batch_size, self.eval_batch_size
+        )
 
     def add(self, call: Call) -> None:
         if self.current is None:  # a call outside an epoch (evaluate() called from a callback)
@@ -310,6 +314,7 @@ class RunTally:
         self.own_seconds += call.paused
         self.current.add(call, startup=call.traced if call.traced is not None else first)
         self.batch_size = self.batch_size or self.current.train.batch_size
+        self.eval_batch_size = self.eval_batch_size or self.current.evaluation.batch_size
 
     def end_epoch(self, now: float) -> dict[str, Any] | None:
         epoch, self.current = self.current, None

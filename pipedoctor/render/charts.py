@@ -21,7 +21,7 @@ PHASE_COLORS = {
     "eval": "#2f9e44",
     "ceiling": "#2f9e44",
     "pipeline": "#e8590c",
-    "stall": "#e03131",
+    "outside steps": "#e03131",
     "startup": "#868e96",
 }
 
@@ -178,8 +178,7 @@ def heatmap(times: Sequence[float], rows: Sequence[Sequence[float | None]], t_ma
     row_h = max(3.0, min(14.0, 110.0 / max(cores, 1)))
     height = int(TOP + row_h * cores + BOTTOM)
     frame = Frame(t_max, 100.0, height)
-    body = frame.axes("")
-    body.pop(2)  # no value label: the rows are cores
+    body = frame.axes("")[:2] + frame.axes("")[4:]  # no value labels: the rows are cores
     widths = _cell_widths(frame, times)
     for core, row in enumerate(rows):
         y = TOP + core * row_h
