@@ -14,7 +14,7 @@ own model trains on its own dataset (repeated) in turns:
   monitor: the ceiling on one of the dataset's batches repeated from memory (input costs
   nothing), training on the dataset itself. A monitored turn then gives its share.
 
-    python benchmarks/monitor.py overhead|accuracy [--turns 3] [--steps N] [NAME ...]
+    python benchmarks/monitor.py overhead|accuracy [--turns 3] [--steps N] [--split F] [NAME ...]
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_pipelines"
+SPLIT: list[float | None] = [None]
+"""``--split``: a fixed split fraction for the overhead runs (default: the adaptive one)."""
 TURN_S = 3.0
 """Seconds a turn should take; the step count per turn is sized from a warm-up."""
 
@@ -88,7 +90,7 @@ def overhead(model: Any, data: Any, turns: int, steps: int | None) -> str:
     steps = sized(model, data, steps)
     block = max(10, steps // 8)
     groups = max(turns, 2) * 2
-    monitor = Monitor(verbose=0)
+    monitor = Monitor(verbose=0, split_fraction=SPLIT[0])
 
     class Toggle(keras.callbacks.Callback):
         def on_train_begin(self, logs: Any = None) -> None:
@@ -183,8 +185,10 @@ def main() -> None:
     parser.add_argument("names", nargs="*", help="sample names (default: all)")
     parser.add_argument("--turns", type=int, default=3, help="turns (accuracy); x2 ABBA groups")
     parser.add_argument("--steps", type=int, help="steps per turn (default: about 3 s worth)")
+    parser.add_argument("--split", type=float, help="fixed split fraction (overhead)")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
+    SPLIT[0] = options.split
     if options.one:
         return one(options.mode, options.names[0], options.turns, options.steps)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -202,7 +206,8 @@ def main() -> None:
     for name in names:
         done = subprocess.run(
             [sys.executable, __file__, options.mode, name, "--one", "--turns",
-             str(options.turns)] + (["--steps", str(options.steps)] if options.steps else []),
+             str(options.turns)] + (["--steps", str(options.steps)] if options.steps else [])
+            + (["--split", str(options.split)] if options.split else []),
             capture_output=True, text=True,
         )  # fmt: skip
         rows = [r for r in done.stdout.strip().splitlines() if r.startswith(name)]

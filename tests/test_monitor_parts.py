@@ -260,3 +260,18 @@ def test_epoch_lines_name_the_worker_and_what_was_measured() -> None:
     assert lines.epoch_line({"epoch": 1}, None, None) == (
         "pipedoctor epoch 1: no training steps timed"
     )
+
+
+def test_a_checks_phases_become_timeline_segments() -> None:
+    from pipedoctor.measure.rates import RateMeter
+    from pipedoctor.measure.timeline import phases_from_rates
+
+    meters = {"pipeline": RateMeter(warmup_items=1, warmup_s=0.0, block_s=0.1),
+              "training": RateMeter(warmup_items=1, warmup_s=0.0, block_s=0.1)}  # fmt: skip
+    for i in range(21):
+        meters["pipeline"].add(100.0 + i * 0.05, 10)  # 200 samples/s
+        meters["training"].add(110.0 + i * 0.1, 10)  # 100 samples/s
+    segments = phases_from_rates({k: m.rate() for k, m in meters.items()}, origin=100.0)
+    assert [s["phase"] for s in segments][0] == "pipeline" and segments[-1]["phase"] == "training"
+    assert {round(s["samples_per_s"]) for s in segments} == {100, 200}
+    assert segments[0]["t0"] >= 0 and segments[-1]["t1"] <= 12.0
