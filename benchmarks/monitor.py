@@ -12,7 +12,11 @@ own model trains on its own dataset (repeated) in turns:
   seconds its hooks took in that ``fit`` (samplers, epoch end, the report).
 - ``accuracy``: the truth is ``1 - ceiling step / training step``, both timed without a
   monitor: the ceiling on one of the dataset's batches repeated from memory (input costs
-  nothing), training on the dataset itself. A monitored turn then gives its share.
+  nothing), training on the dataset itself. A monitored turn then gives its share. Besides the
+  sample scripts, ``sleep-D`` pipelines whose batches take D ms to arrive without using the
+  CPU: there the truth is exact, while on the samples the input's CPU work also slows the
+  steps themselves (two cores shared), which the ratio counts as input cost and the monitor,
+  which counts time blocked waiting for a batch, does not.
 
     python benchmarks/monitor.py overhead|accuracy [--turns 3] [--steps N] [--split F] [NAME ...]
 """
@@ -155,9 +159,47 @@ def accuracy(model: Any, data: Any, turns: int, steps: int | None) -> str:
     )
 
 
+def synthetic(name: str, turns: int, steps: int | None) -> None:
+    """``sleep-D``: batches that take D ms to arrive (a sleep in the pipeline: it costs no CPU,
+    so training and the input do not compete, and the truth is exact) for a model with steps
+    of about 10 ms here."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    delay = float(name.split("-")[1]) / 1000.0
+
+    def slow(features: np.ndarray) -> np.ndarray:
+        time.sleep(delay)
+        return features
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(64 * 64, 64)).astype("float32")
+    data = tf.data.Dataset.from_tensor_slices((x, x[:, :1])).batch(64)
+    if delay:
+        data = data.map(
+            lambda f, t: (tf.ensure_shape(tf.numpy_function(slow, [f], tf.float32), f.shape), t)
+        )
+    data = data.prefetch(1).repeat()
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential(
+        [
+            keras.Input((64,)),
+            keras.layers.Dense(768, activation="relu"),
+            keras.layers.Dense(768, activation="relu"),
+            keras.layers.Dense(1),
+        ]
+    )
+    model.compile("sgd", "mse")  # fmt: skip
+    print(f"{name:<26} {accuracy(model, data, turns, steps)}", flush=True)
+
+
 def one(mode: str, name: str, turns: int, steps: int | None) -> None:
     """One table row, from inside the sample's ``fit``."""
     import keras
+
+    if name.startswith("sleep-"):
+        return synthetic(name, turns, steps)
 
     measure = overhead if mode == "overhead" else accuracy
     original = keras.Model.fit
@@ -193,6 +235,8 @@ def main() -> None:
         return one(options.mode, options.names[0], options.turns, options.steps)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     names = options.names or sorted(p.stem for p in SAMPLES.glob("*.py"))
+    if options.mode == "accuracy" and not options.names:
+        names = [f"sleep-{d}" for d in (0, 5, 10, 20, 40)] + names
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}; {options.turns} "
