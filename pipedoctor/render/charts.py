@@ -213,25 +213,31 @@ def _cell_widths(frame: Frame, times: Sequence[float]) -> list[tuple[float, floa
 
 
 def stage_bars(stages: Sequence[dict[str, Any]]) -> str:
-    """Per-stage samples/s as horizontal bars, the limiting stage in the warning color."""
+    """Per-stage samples/s as horizontal bars, the limiting stage in the warning color. Narrower
+    than the timelines: it sits in a column beside the findings."""
     rated = [s for s in stages if isinstance(s.get("samples_per_s"), (int, float))]
     if not rated:
         return ""
     top = max(s["samples_per_s"] for s in rated) or 1.0
-    row_h, label_w = 18, 150
+    width, row_h, label_w = 360, 18, 110
     height = len(rated) * row_h + 6
     body = []
     for position, stage in enumerate(rated):
         y = 3 + position * row_h
         rate = stage["samples_per_s"]
-        width = max(1.0, (WIDTH - label_w - 80) * rate / top)
+        bar = max(1.0, (width - label_w - 56) * rate / top)
         color = "#e8590c" if stage.get("limiting") else "#868e96"
         name = str(stage.get("op") or stage.get("name") or "?")
         where = f" ({stage['path']}:{stage['line']})" if stage.get("line") else ""
         body.append(
-            f'<text x="{label_w - 6}" y="{y + 12}" text-anchor="end">{_e(name[:22])}</text>'
-            f'<rect x="{label_w}" y="{y + 2}" width="{width:.1f}" height="{row_h - 6}" '
+            f'<text x="{label_w - 6}" y="{y + 12}" text-anchor="end">{_e(name[:18])}</text>'
+            f'<rect x="{label_w}" y="{y + 2}" width="{bar:.1f}" height="{row_h - 6}" '
             f'fill="{color}"><title>{_e(name + where)}: {rate:,.0f} samples/s</title></rect>'
-            f'<text x="{label_w + width + 4:.1f}" y="{y + 12}">{_num(rate)}/s</text>'
+            f'<text x="{label_w + bar + 4:.1f}" y="{y + 12}">{_num(rate)}/s</text>'
         )
-    return _svg("per-stage rates", body, height)
+    return (
+        f'<svg class="pd-chart pd-bars" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="per-stage rates" preserveAspectRatio="xMinYMin meet">'
+        + "".join(body)
+        + "</svg>"
+    )

@@ -82,6 +82,7 @@ _STYLE = f"""<style>
 .{ROOT} .pd-gain {{font-weight: 600; color: #2f9e44}}
 .{ROOT} .pd-foot {{margin-top: 8px; font-size: 12px}}
 .{ROOT} .pd-chart {{display: block; width: 100%; max-width: 640px; height: auto}}
+.{ROOT} .pd-bars {{max-width: 360px}}
 .{ROOT} .pd-chart text {{font-size: 10px; fill: currentColor; opacity: 0.8}}
 .{ROOT} .pd-axis {{stroke: rgba(128, 128, 128, 0.6); stroke-width: 1}}
 .{ROOT} .pd-legend {{font-size: 11px; margin: 0 0 6px}}
