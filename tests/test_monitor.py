@@ -260,3 +260,19 @@ def test_bad_options_are_refused_at_once() -> None:
         Monitor(interval_s=0.1)
     with pytest.raises(ValueError, match="within"):
         Monitor(split_fraction=1.5)
+
+
+def test_an_interrupted_fit_leaves_a_passive_wrapper_and_the_next_fit_cleans_up() -> None:
+    class Boom(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch: int, logs: object = None) -> None:
+            raise RuntimeError("the user's own callback failed")
+
+    model = make_model(width=32)
+    monitor = Monitor(verbose=0)
+    with pytest.raises(RuntimeError, match="the user's own callback failed"):
+        model.fit(make_dataset(0, 8), epochs=2, verbose=0, callbacks=[monitor, Boom()])
+    assert hasattr(model.train_function, ORIGINAL)  # still on, but it only passes calls through
+    model.fit(make_dataset(0, 8), epochs=1, verbose=0)  # without the monitor: trains as usual
+    model.fit(make_dataset(0, 8), epochs=1, verbose=0, callbacks=[monitor])
+    assert not hasattr(model.train_function, ORIGINAL)
+    assert len(monitor.report.measurements["epochs"]) == 1

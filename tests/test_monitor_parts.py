@@ -207,15 +207,26 @@ MONITORED = {
     "time_split": {"train_s": 50.0, "eval_s": 6.0, "stall_s": 2.5, "startup_s": 3.1},
     "per_worker": [{"worker": "worker-0", "step_ms": 51.9, "input_wait_fraction": 0.6}],
     "epochs": [epoch(1, 1200, 0.63, eval={"seconds": 3.0}), epoch(2, 1250, 0.65)],
-    "stages": [{"op": "map", "samples_per_s": 1500.0, "limiting": True}, {"op": "batch",
-               "samples_per_s": 90000.0}],  # fmt: skip
+    "stages": [
+        {"op": "map", "samples_per_s": 1500.0, "limiting": True},
+        {"op": "batch", "samples_per_s": 90000.0},
+    ],  # fmt: skip
     "timeline": {
         "seconds": 60.0,
-        "phases": [{"phase": "train", "t0": 1.0, "t1": 30.0, "samples_per_s": 1200.0},
-                   {"phase": "eval", "t0": 30.0, "t1": 33.0, "samples_per_s": 4000.0}],
+        "phases": [
+            {"phase": "train", "t0": 1.0, "t1": 30.0, "samples_per_s": 1200.0},
+            {"phase": "eval", "t0": 30.0, "t1": 33.0, "samples_per_s": 4000.0},
+        ],
         "host": {"t": [5.0, 15.0, 25.0], "per_core": [[90, 95, None], [80, 85, 88]]},
-        "gpus": [{"index": 0, "name": "Synthetic <GPU>", "t": [5.0, 15.0],
-                  "utilization": [40.0, 42.0], "memory_used_mb": [8192.0, 8300.0]}],
+        "gpus": [
+            {
+                "index": 0,
+                "name": "Synthetic <GPU>",
+                "t": [5.0, 15.0],
+                "utilization": [40.0, 42.0],
+                "memory_used_mb": [8192.0, 8300.0],
+            }
+        ],
     },  # fmt: skip
 }
 
