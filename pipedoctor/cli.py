@@ -47,8 +47,8 @@ def split_codes(values: list[str] | None) -> list[str] | None:
 
 
 def add_report_options(parser: argparse.ArgumentParser, demo_help: str | None) -> None:
-    """The options ``lint``, ``check`` and ``profile`` share: what to run, which rules, how to
-    print."""
+    """The options ``lint``, ``check``, ``profile`` and ``report`` share: what to run, which
+    rules, how to print (``--demo`` only where there is a demo to run)."""
     if demo_help is not None:
         parser.add_argument("--demo", action="store_true", help=demo_help)
     parser.add_argument(
@@ -166,6 +166,16 @@ def build_parser() -> argparse.ArgumentParser:
     profile.add_argument("logdirs", nargs="+", type=Path, metavar="LOGDIR", help="log folders")
     add_report_options(profile, None)
     add_fail_on(profile)
+    report = commands.add_parser(
+        "report",
+        help="the report of a monitored run, from its per-worker records",
+        description="Read the records `pipedoctor.keras.Monitor(log_dir=...)` wrote (one per "
+        "worker, in LOG_DIR/pipedoctor/), compare the workers and print the run's report.",
+    )
+    report.add_argument(
+        "paths", nargs="+", type=Path, metavar="PATH", help="a log_dir, or record files"
+    )
+    add_report_options(report, None)
 
     rules = commands.add_parser("rules", help="list the rule catalog")
     rules.add_argument("--format", choices=("text", "json"), default="text")
@@ -343,6 +353,30 @@ def run_profile(args: argparse.Namespace) -> int:
     return report_and_gate(report, args, fail_on, None)
 
 
+def run_report(args: argparse.Namespace) -> int:
+    """A monitored run's report from its per-worker records (the chief's, with every worker
+    compared), judged by the same rules as ``check``."""
+    from pipedoctor.checker import build_report
+    from pipedoctor.monitor.records import read_job
+
+    missing = [p for p in args.paths if not p.exists()]
+    if missing:
+        raise UsageError(f"no such file or folder: {missing[0]}")
+    try:
+        job = read_job(args.paths)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    config = load_config(
+        Path.cwd(),
+        explicit=args.config,
+        select=split_codes(args.select),
+        ignore=split_codes(args.ignore),
+    )
+    report = build_report(job.measurements(), job.all_notes(), config.selection)
+    write_report(report, args)
+    return EXIT_OK
+
+
 def run_rules_list(args: argparse.Namespace) -> int:
     catalog = load_catalog()
     if args.format == "json":
@@ -447,6 +481,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "lint": run_lint,
         "check": run_check,
         "profile": run_profile,
+        "report": run_report,
         "rules": run_rules_list,
         "explain": run_explain,
     }

@@ -186,6 +186,7 @@ def slow_worker(context: Context) -> Iterator[Hit]:
     slowest = max(workers, key=lambda w: w["step_ms"])
     excess = slowest["step_ms"] / typical - 1.0
     if excess < context.param("straggler_gap"):
+        yield from _waits_longer(context, workers)
         return
     message = (
         f"Worker {slowest.get('worker', '?')} takes {slowest['step_ms']:,.1f} ms per step "
@@ -208,3 +209,25 @@ def slow_worker(context: Context) -> Iterator[Hit]:
                 "slower."
             )
     yield Hit(None, message)
+
+
+def _waits_longer(context: Context, workers: list[dict]) -> Iterator[Hit]:
+    """Synchronous training evens the step times out (every worker's step ends at the same
+    all-reduce), so a worker fed more slowly shows in its input wait instead: it waits for its
+    batches while the others wait for it inside their steps."""
+    waits = [w for w in workers if isinstance(w.get("input_wait_fraction"), (int, float))]
+    if len(waits) < 2:
+        return
+    hungriest = max(waits, key=lambda w: w["input_wait_fraction"])
+    own = hungriest["input_wait_fraction"]
+    rest = statistics.median(w["input_wait_fraction"] for w in waits if w is not hungriest)
+    if own - rest < context.param("input_wait_gap"):
+        return
+    yield Hit(
+        None,
+        f"Worker {hungriest.get('worker', '?')} waits for input {own:.0%} of its step time "
+        f"against {rest:.0%} on the other workers, with step times within "
+        f"{context.param('straggler_gap'):.0%} of each other: in synchronous training the "
+        "others wait for it inside their steps. Its input is slower (an uneven file share, a "
+        "slower disk, or a busier host).",
+    )

@@ -12,6 +12,7 @@ from typing import Any
 
 from pipedoctor.measure.protocol import Budget, run_protocol
 from pipedoctor.measure.sampling import Sampling
+from pipedoctor.measure.timeline import phases_from_rates
 from pipedoctor.pipeline import Analysis, Location
 from pipedoctor.report import Finding
 from pipedoctor.rules import ALL_RULES, Selection, only, run_rules
@@ -52,6 +53,7 @@ def measure_job(
     sampling = Sampling()
     measured = run_protocol(dataset, model, budget, progress, sampling.during)
     measurements = {**measured.to_measurements(), **sampling.measurements()}
+    measurements["timeline"] = check_timeline(measured, sampling, started)
     notes = measured.notes + sampling.notes()
     if model is None:
         notes.append("no compiled Keras model was found: only the input pipeline was measured")
@@ -108,6 +110,18 @@ def measure_job(
     )
     measurements["check_seconds"] = round(time.perf_counter() - started, 1)
     return JobResult(measurements, notes + graph.notes, graph.findings + list(setup_findings))
+
+
+def check_timeline(measured: Any, sampling: Sampling, started: float) -> dict[str, Any]:
+    """Each phase's rate over time, and the host and GPUs while training was timed, in
+    seconds from the check's start (the samplers' clock is ``time.monotonic()``)."""
+    phases = {"pipeline": measured.pipeline, "ceiling": measured.ceiling,
+              "training": measured.training}  # fmt: skip
+    monotonic_origin = started - (time.perf_counter() - time.monotonic())
+    return {
+        "phases": phases_from_rates(phases, started),
+        **sampling.series(monotonic_origin),
+    }
 
 
 def offload_if_saturated(

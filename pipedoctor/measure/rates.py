@@ -33,6 +33,8 @@ class Rate:
     seconds: float
     blocks: int
     converged: bool
+    block_times: tuple[tuple[float, float, float], ...] = ()
+    """(start, end, samples/s) of each block, on the caller's clock: a timeline."""
 
     @property
     def confidence(self) -> str:
@@ -65,6 +67,7 @@ class RateMeter:
         self.block_start = 0.0
         self.block_samples = 0
         self.block_rates: list[float] = []
+        self.block_times: list[tuple[float, float, float]] = []
         self.total_samples = 0
         self.last = 0.0
         self.rough_samples = 0
@@ -85,7 +88,9 @@ class RateMeter:
         self.total_samples += samples
         self.last = now
         if now - self.block_start >= self.block_s:
-            self.block_rates.append(self.block_samples / (now - self.block_start))
+            rate = self.block_samples / (now - self.block_start)
+            self.block_rates.append(rate)
+            self.block_times.append((self.block_start, now, rate))
             self.block_start, self.block_samples = now, 0
 
     @property
@@ -124,4 +129,5 @@ class RateMeter:
             seconds=seconds,
             blocks=len(self.block_rates),
             converged=self.converged,
+            block_times=tuple(self.block_times),
         )

@@ -6,6 +6,11 @@ gpustat and scalene) every NVML failure at start means "no GPU", a failed sample
 skipped, and no exception ever leaves the sampling thread. Sampling must stay cheap, well under
 1% of a training step: see ``benchmarks/sampler_overhead.py``.
 
+Both samplers keep their readings as a time series (``samples()``), which a whole training run
+needs for its timelines; with ``max_samples`` the series is thinned to at most that many
+readings (every other one is dropped and the stride doubles), so a run of many hours holds a
+bounded, evenly spaced series.
+
 Sizes are in MiB ("mb", as NVML and nvidia-smi report them) and PCIe rates in MiB/s.
 """
 
@@ -113,20 +118,70 @@ def summarize_gpus(samples: list[GpuSample], names: dict[int, str]) -> list[dict
     return devices
 
 
+class SampleSeries:
+    """Readings in time order, shared between the sampling thread and its readers.
+
+    Unbounded by default. With ``limit``, once it holds ``limit`` readings every other one is
+    dropped and from then on only every ``stride``-th new reading is kept (the stride doubles
+    each time), so the series stays evenly spaced in time and never exceeds ``limit``.
+    """
+
+    def __init__(self, limit: int | None = None) -> None:
+        if limit is not None and limit < 2:
+            raise ValueError(f"a sample limit must be at least 2, not {limit}")
+        self.limit = limit
+        self.stride = 1
+        self._offered = 0
+        self._items: list[Any] = []
+        self._lock = threading.Lock()
+
+    def add(self, item: Any) -> None:
+        with self._lock:
+            self._offered += 1
+            if (self._offered - 1) % self.stride:
+                return
+            self._items.append(item)
+            if self.limit is not None and len(self._items) >= self.limit:
+                del self._items[1::2]
+                self.stride *= 2
+
+    def items(self) -> list[Any]:
+        """A copy, safe to read while the sampler keeps adding."""
+        with self._lock:
+            return list(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 class _Sampler:
     """Thread plumbing shared by both samplers: idempotent start/stop, every wait bounded."""
 
     thread_name = "pipedoctor-sampler"
 
-    def __init__(self, interval_s: float, join_timeout_s: float) -> None:
+    def __init__(
+        self, interval_s: float, join_timeout_s: float, max_samples: int | None = None
+    ) -> None:
         if interval_s <= 0:
             raise ValueError(f"interval_s must be positive, not {interval_s}")
         self.interval_s = interval_s
         self.join_timeout_s = join_timeout_s
         self.errors = 0
+        self.first_error_t: float | None = None
+        """When a reading first failed (``time.monotonic()``), for a note on where data ends."""
+        self._series = SampleSeries(max_samples)
         self._stop_event = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = False
+
+    def samples(self) -> list[Any]:
+        """The readings so far, oldest first (thinned when ``max_samples`` was given)."""
+        return self._series.items()
+
+    def _failed(self) -> None:
+        self.errors += 1
+        if self.first_error_t is None:
+            self.first_error_t = time.monotonic()
 
     @property
     def running(self) -> bool:
@@ -153,7 +208,7 @@ class _Sampler:
         try:
             self._loop()
         except Exception:
-            self.errors += 1
+            self._failed()
 
     def _loop(self) -> None:
         raise NotImplementedError
@@ -187,9 +242,14 @@ class GpuSampler(_Sampler):
     thread_name = "pipedoctor-gpu-sampler"
 
     def __init__(
-        self, interval_s: float = 0.1, *, pcie_every: int = 10, join_timeout_s: float = 2.0
+        self,
+        interval_s: float = 0.1,
+        *,
+        pcie_every: int = 10,
+        join_timeout_s: float = 2.0,
+        max_samples: int | None = None,
     ) -> None:
-        super().__init__(interval_s, join_timeout_s)
+        super().__init__(interval_s, join_timeout_s, max_samples)
         if pcie_every < 1:
             raise ValueError(f"pcie_every must be at least 1, not {pcie_every}")
         self.pcie_every = pcie_every
@@ -198,12 +258,16 @@ class GpuSampler(_Sampler):
         self._handles: list[tuple[int, Any]] = []
         self._names: dict[int, str] = {}
         self._pcie_ok: set[int] = set()
-        self._samples: list[GpuSample] = []
         self._tick = 0
 
     @property
     def available(self) -> bool:
         return self._nvml is not None
+
+    @property
+    def names(self) -> dict[int, str]:
+        """Each device's name by NVML index (empty without a GPU)."""
+        return dict(self._names)
 
     def start(self) -> GpuSampler:
         """Initialise NVML and start polling; without a usable GPU this quietly does nothing."""
@@ -240,9 +304,14 @@ class GpuSampler(_Sampler):
 
     def _loop(self) -> None:
         while True:
-            self._samples.extend(self.sample_once())
+            # One tick (every device's reading) is one entry, so thinning keeps whole ticks.
+            self._series.add(self.sample_once())
             if self._stop_event.wait(self.interval_s):
                 return
+
+    def samples(self) -> list[GpuSample]:
+        """Every device's readings so far, oldest first (whole ticks are thinned)."""
+        return [reading for tick in self._series.items() for reading in tick]
 
     def sample_once(self) -> list[GpuSample]:
         """One reading of every device; a device whose reading fails is counted and left out."""
@@ -258,7 +327,7 @@ class GpuSampler(_Sampler):
                 utilization = nvml.nvmlDeviceGetUtilizationRates(handle).gpu
                 memory = nvml.nvmlDeviceGetMemoryInfo(handle)
             except Exception:
-                self.errors += 1
+                self._failed()
                 continue
             tx = rx = None
             if read_pcie and index in self._pcie_ok:
@@ -276,7 +345,7 @@ class GpuSampler(_Sampler):
             if isinstance(exc, getattr(nvml, "NVMLError_NotSupported", ())):
                 self._pcie_ok.discard(index)
             else:
-                self.errors += 1
+                self._failed()
             return None, None
         return float(tx), float(rx)
 
@@ -297,7 +366,7 @@ class GpuSampler(_Sampler):
             # Shutting NVML down under a thread still inside an NVML call is not safe; leaking
             # one init reference is.
             note = f"GPU sampler thread still busy after {self.join_timeout_s:g}s: NVML left open"
-        devices = summarize_gpus(list(self._samples), self._names)
+        devices = summarize_gpus(self.samples(), self._names)
         self.report = GpuReport(available=True, note=note, devices=devices, errors=self.errors)
         return self.report
 
@@ -419,15 +488,15 @@ class HostSampler(_Sampler):
         *,
         children_every_s: float = 5.0,
         join_timeout_s: float = 2.0,
+        max_samples: int | None = None,
     ) -> None:
-        super().__init__(interval_s, join_timeout_s)
+        super().__init__(interval_s, join_timeout_s, max_samples)
         self.children_every_s = children_every_s
         self.report: HostReport | None = None
         self._psutil: Any = None
         self._process: Any = None
         self._children: list[Any] = []
         self._children_at = 0.0
-        self._samples: list[HostSample] = []
 
     @property
     def available(self) -> bool:
@@ -463,9 +532,9 @@ class HostSampler(_Sampler):
 
     def _record(self) -> None:
         try:
-            self._samples.append(self.sample_once())
+            self._series.add(self.sample_once())
         except Exception:
-            self.errors += 1
+            self._failed()
 
     def sample_once(self) -> HostSample:
         """One reading: CPU since the previous reading, RSS now, available RAM now."""
@@ -504,7 +573,7 @@ class HostSampler(_Sampler):
             return self.report
         halted = self._halt()
         cpu_count = self._psutil.cpu_count() or os.cpu_count()
-        self.report = summarize_host(list(self._samples), cpu_count)
+        self.report = summarize_host(self.samples(), cpu_count)
         if not halted:
             self.report.note = f"host sampler thread still busy after {self.join_timeout_s:g}s"
         return self.report

@@ -12,6 +12,7 @@ from pipedoctor.measure.samplers import (
     compute_capabilities,
     to_measurements,
 )
+from pipedoctor.measure.timeline import gpu_series, host_series
 
 
 class Sampling:
@@ -20,17 +21,29 @@ class Sampling:
     def __init__(self) -> None:
         self.gpu_report: Any = None
         self.host_report: Any = None
+        self.gpu: GpuSampler | None = None
+        self.host: HostSampler | None = None
 
     @contextmanager
     def during(self) -> Iterator[None]:
-        gpu, host = GpuSampler(), HostSampler()
-        gpu.start()
-        host.start()
+        self.gpu, self.host = GpuSampler(), HostSampler()
+        self.gpu.start()
+        self.host.start()
         try:
             yield
         finally:
-            self.host_report = host.stop()
-            self.gpu_report = gpu.stop()
+            self.host_report = self.host.stop()
+            self.gpu_report = self.gpu.stop()
+
+    def series(self, origin: float) -> dict[str, Any]:
+        """Host CPU per core and each GPU over time (``time.monotonic()`` seconds after
+        ``origin``), for the report's timelines."""
+        if self.host is None or self.gpu is None:
+            return {}
+        return {
+            "host": host_series(self.host.samples(), origin),
+            "gpus": gpu_series(self.gpu.samples(), self.gpu.names, origin),
+        }
 
     def measurements(self) -> dict[str, Any]:
         if self.gpu_report is None or self.host_report is None:

@@ -53,9 +53,9 @@ def render(
 
         return render_github(report)
     if fmt == "html":
-        from pipedoctor.render.html import render_html
+        from pipedoctor.render.html import render_page
 
-        return render_html(report) + "\n"
+        return render_page(report)
     raise ValueError(f"unknown format {fmt!r} (expected one of: {', '.join(FORMATS)})")
 
 

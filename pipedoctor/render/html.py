@@ -1,9 +1,12 @@
-"""An HTML card for Jupyter: the verdict, the throughputs as bars, GPUs, host CPU and findings.
+"""An HTML card for Jupyter, and the same card as a standalone page for ``--format html``: the
+verdict, the throughputs as bars, timelines (throughput per phase, host CPU per core, each GPU's
+utilisation and memory), GPUs, host CPU, the ranked findings beside the per-stage rates.
 
 Self-contained on purpose: a notebook may be viewed offline, sanitized or in a dark theme, so the
-card has no script and no external resource, every style rule is scoped under one root class, and
-colors are neutral enough for light and dark backgrounds (text inherits the notebook's color).
-Everything taken from the report is escaped: paths, messages and GPU names are not ours.
+card has no script and no external resource (charts are inline SVG), every style rule is scoped
+under one root class, and colors are neutral enough for light and dark backgrounds (text
+inherits the notebook's color). Everything taken from the report is escaped: paths, messages and
+GPU names are not ours.
 """
 
 from __future__ import annotations
@@ -13,6 +16,15 @@ from html import escape
 from typing import Any
 
 from pipedoctor.render import measured, shown_findings, span, title
+from pipedoctor.render.charts import (
+    PALETTE,
+    PHASE_COLORS,
+    heatmap,
+    legend,
+    line_chart,
+    phase_chart,
+    stage_bars,
+)
 from pipedoctor.render.text import (
     ci_text,
     detail_lines,
@@ -21,6 +33,7 @@ from pipedoctor.render.text import (
     gpu_list,
     host_cpu,
     mapping,
+    number,
     run_setup,
     samples,
     string,
@@ -68,6 +81,16 @@ _STYLE = f"""<style>
   font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace}}
 .{ROOT} .pd-gain {{font-weight: 600; color: #2f9e44}}
 .{ROOT} .pd-foot {{margin-top: 8px; font-size: 12px}}
+.{ROOT} .pd-chart {{display: block; width: 100%; max-width: 640px; height: auto}}
+.{ROOT} .pd-bars {{max-width: 360px}}
+.{ROOT} .pd-chart text {{font-size: 10px; fill: currentColor; opacity: 0.8}}
+.{ROOT} .pd-axis {{stroke: rgba(128, 128, 128, 0.6); stroke-width: 1}}
+.{ROOT} .pd-legend {{font-size: 11px; margin: 0 0 6px}}
+.{ROOT} .pd-key {{margin-right: 12px; white-space: nowrap}}
+.{ROOT} .pd-key i {{display: inline-block; width: 10px; height: 10px; border-radius: 2px;
+  margin-right: 4px; vertical-align: -1px}}
+.{ROOT} .pd-split {{display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr));
+  gap: 16px; align-items: start}}
 </style>"""
 
 
@@ -80,7 +103,18 @@ def render_html(report: Report) -> str:
         parts.extend(_header(report.verdict, measurements))
         parts.extend(_throughput(measurements))
         parts.extend(_hardware(measurements))
-    parts.extend(_findings(report, ranked=runtime))
+        parts.extend(_timelines(mapping(measurements.get("timeline"))))
+        parts.extend(_epochs(measurements))
+    findings = _findings(report, ranked=runtime)
+    stages = stage_bars([s for s in measurements.get("stages") or [] if isinstance(s, Mapping)])
+    if stages and findings:  # the ranked fixes beside where the pipeline spends its time
+        parts.append('<div class="pd-split"><div>')
+        parts.extend(findings)
+        parts.append(f"</div><div><h4>Per-stage rates</h4>{stages}</div></div>")
+    else:
+        parts.extend(findings)
+        if stages:
+            parts.append(f"<h4>Per-stage rates</h4>{stages}")
     parts.extend(f'<div class="pd-muted">note: {_e(note)}</div>' for note in report.notes)
     foot = [summary_line(report)]
     if runtime and (setup := run_setup(measurements)):
@@ -90,8 +124,99 @@ def render_html(report: Report) -> str:
     return "\n".join(parts) + "\n"
 
 
+def render_page(report: Report) -> str:
+    """The card as one standalone HTML document (``--format html``): no script, no network."""
+    heading = f"pipedoctor: {report.verdict}" if report.verdict else "pipedoctor report"
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{_e(heading)}</title>\n</head>\n<body>\n"
+        + render_html(report)
+        + "</body>\n</html>\n"
+    )
+
+
 def _e(value: object) -> str:
     return escape(str(value), quote=True)
+
+
+def _seconds(timeline: Mapping[str, Any]) -> float:
+    """How long the timeline runs: the last time any of its series reaches."""
+    ends = [s.get("t1") or 0.0 for s in timeline.get("phases") or [] if isinstance(s, Mapping)]
+    host = mapping(timeline.get("host"))
+    ends += list(host.get("t") or [])
+    for gpu in timeline.get("gpus") or []:
+        if isinstance(gpu, Mapping):
+            ends += list(gpu.get("t") or [])
+    ends.append(number(timeline.get("seconds")) or 0.0)
+    return max((t for t in ends if isinstance(t, (int, float))), default=0.0)
+
+
+def _timelines(timeline: Mapping[str, Any]) -> list[str]:
+    """Throughput per phase, host CPU per core, and each GPU's utilisation and memory, over
+    the run (or over the check's phases)."""
+    if not timeline:
+        return []
+    t_max = _seconds(timeline)
+    out = []
+    segments = [s for s in timeline.get("phases") or [] if isinstance(s, Mapping)]
+    if segments:
+        seen = list(dict.fromkeys(str(s.get("phase")) for s in segments))
+        out.append('<h4>Throughput by phase <span class="pd-muted">(samples/s)</span></h4>')
+        out.append(phase_chart(segments, t_max))
+        out.append(legend([(p, PHASE_COLORS.get(p, "#868e96")) for p in seen]))
+    host = mapping(timeline.get("host"))
+    rows = [r for r in host.get("per_core") or [] if isinstance(r, list)]
+    if rows and host.get("t"):
+        out.append(
+            f'<h4>Host CPU per core <span class="pd-muted">({len(rows)} cores; darker is '
+            "busier)</span></h4>"
+        )
+        out.append(heatmap(host["t"], rows, t_max))
+    gpus = [g for g in timeline.get("gpus") or [] if isinstance(g, Mapping) and g.get("t")]
+    if gpus:
+        names = [f"GPU{g.get('index')} {g.get('name') or ''}".strip() for g in gpus]
+        keys = legend([(n, PALETTE[i % len(PALETTE)]) for i, n in enumerate(names)])
+        util = [(n, g["t"], g.get("utilization") or []) for n, g in zip(names, gpus, strict=True)]
+        out.append('<h4>GPU utilisation <span class="pd-muted">(%)</span></h4>')
+        out.append(line_chart(util, t_max, 100.0, "100%", "GPU utilisation over time"))
+        out.append(keys)
+        memory = [
+            (n, g["t"], [None if v is None else v / 1024 for v in g.get("memory_used_mb") or []])
+            for n, g in zip(names, gpus, strict=True)
+        ]
+        top = max((v for _, _, values in memory for v in values if v is not None), default=1.0)
+        out.append('<h4>GPU memory used <span class="pd-muted">(GiB)</span></h4>')
+        out.append(line_chart(memory, t_max, top * 1.1, f"{top * 1.1:.1f} GiB",
+                              "GPU memory over time"))  # fmt: skip
+        out.append(keys)
+    return out
+
+
+def _epochs(measurements: Mapping[str, Any]) -> list[str]:
+    """A monitored run's epochs: rate, step, input wait, evaluation, time outside steps."""
+    epochs = [e for e in measurements.get("epochs") or [] if isinstance(e, Mapping)]
+    if not epochs:
+        return []
+    head = ("epoch", "samples/s", "step", "input wait", "eval", "outside steps")
+    out = ['<h4>Epochs</h4><table class="pd-epochs"><tr>']
+    out.append("".join(f"<th>{h}</th>" for h in head) + "</tr>")
+    for epoch in epochs:
+        rate, step = number(epoch.get("samples_per_s")), number(epoch.get("step_ms"))
+        wait, spread = number(epoch.get("input_wait_fraction")), number(epoch.get("input_wait_ci"))
+        evaluation = number(mapping(epoch.get("eval")).get("seconds"))
+        stall = number(epoch.get("stall_seconds"))
+        cells = (
+            epoch.get("epoch"),
+            samples(rate) if rate is not None else "",
+            f"{step:.1f} ms" if step is not None else "",
+            (f"{wait:.0%}" + (f" ±{spread:.0%}" if spread else "")) if wait is not None else "",
+            f"{evaluation:.1f} s" if evaluation else "",
+            f"{stall:.1f} s" if stall else "",
+        )
+        out.append("<tr>" + "".join(f"<td>{_e(c) or '–'}</td>" for c in cells) + "</tr>")
+    out.append("</table>")
+    return out
 
 
 def _header(verdict: str | None, measurements: Mapping[str, Any]) -> list[str]:

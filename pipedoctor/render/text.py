@@ -126,6 +126,8 @@ def detail_lines(measurements: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Profile", profile_line(measurements)),
         ("Sharding", string(mapping(measurements.get("sharding")).get("summary"))),
         ("tf.data service", service_line(measurements)),
+        ("Time", time_split_line(measurements)),
+        ("Workers", workers_line(measurements)),
     )
     return [(label, text) for label, text in lines if text]
 
@@ -167,34 +169,43 @@ def distribution_line(measurements: Mapping[str, Any]) -> str | None:
 
 
 def input_wait_line(measurements: Mapping[str, Any]) -> str | None:
-    """``84% of step time (20 steps of 150.2 ms); per device: replica 0 80%, ...``: the share of
-    step time spent waiting for input, from a profile."""
-    wait = number(measurements.get("input_wait_fraction"))
-    if wait is None:
+    """``64% ±3% of the step time (from 412 timed steps)`` for a monitored run, ``84% of the step
+    time (20 steps of 150.2 ms); per device: replica 0 80%; agrees with the verdict`` for a
+    profile: the share of step time spent waiting for input."""
+    share = number(measurements.get("input_wait_fraction"))
+    tentative = share is None
+    if tentative:
+        share = number(measurements.get("input_wait_estimate"))
+    if share is None:
         return None
+    ci = number(measurements.get("input_wait_ci"))
+    text = f"{share:.0%}" + (f" ±{ci:.0%}" if ci is not None and ci >= 0.005 else "")
+    text += " of the step time"
     profile = mapping(measurements.get("profile"))
     hosts = [mapping(h) for h in profile.get("hosts") or []]
-    parts = []
-    if len(hosts) == 1 and (steps := whole(hosts[0].get("steps"))):
+    details = []
+    if steps := whole(measurements.get("input_wait_steps")):
+        details.append(f"from {steps:,} timed steps")
+    elif len(hosts) == 1 and (steps := whole(hosts[0].get("steps"))):
         step = number(hosts[0].get("step_ms"))
-        parts.append(f"{_plural(steps, 'step')}" + (f" of {step:,.1f} ms" if step else ""))
-    parts += [
+        details.append(f"{_plural(steps, 'step')}" + (f" of {step:,.1f} ms" if step else ""))
+    details += [
         f"{h.get('worker')} {w:.0%}"
         for h in hosts
         if len(hosts) > 1 and (w := number(h.get("input_wait_fraction"))) is not None
     ]
-    line = f"{wait:.0%} of step time" + (f" ({', '.join(parts)})" if parts else "")
+    text += f" ({', '.join(details)})" if details else ""
     devices = [
         f"{d.get('device')} {w:.0%}"
         for d in map(mapping, profile.get("devices") or [])
         if (w := number(d.get("input_wait_fraction"))) is not None
     ]
     if devices:
-        line += f"; per device: {', '.join(devices)}"
+        text += f"; per device: {', '.join(devices)}"
     agrees = profile.get("agrees")
     if agrees is not None:
-        line += "; agrees with the verdict" if agrees else "; disagrees with the verdict (see note)"
-    return line
+        text += "; agrees with the verdict" if agrees else "; disagrees with the verdict (see note)"
+    return text + (", too uncertain for a verdict" if tentative else "")
 
 
 def profile_line(measurements: Mapping[str, Any]) -> str | None:
@@ -214,6 +225,37 @@ def profile_line(measurements: Mapping[str, Any]) -> str | None:
             + "; "
         )
     return line + f"open it with `{command}`"
+
+
+def time_split_line(measurements: Mapping[str, Any]) -> str | None:
+    """``training 312 s, evaluation 41 s, outside steps 12 s, start-up 9 s``."""
+    split = mapping(measurements.get("time_split"))
+    parts = [
+        f"{label} {value:,.0f} s" if value >= 10 else f"{label} {value:.1f} s"
+        for key, label in (
+            ("train_s", "training"),
+            ("eval_s", "evaluation"),
+            ("stall_s", "outside steps"),
+            ("startup_s", "start-up"),
+        )
+        if (value := number(split.get(key)))
+    ]
+    return ", ".join(parts) or None
+
+
+def workers_line(measurements: Mapping[str, Any]) -> str | None:
+    """``worker-0 35.1 ms/step, input wait 4%; worker-1 36.0 ms/step, input wait 61%``."""
+    entries = []
+    for worker in measurements.get("per_worker") or []:
+        if not isinstance(worker, Mapping) or not string(worker.get("worker")):
+            continue
+        text = str(worker["worker"])
+        if (step := number(worker.get("step_ms"))) is not None:
+            text += f" {step:.1f} ms/step"
+        if (wait := number(worker.get("input_wait_fraction"))) is not None:
+            text += f", input wait {wait:.0%}"
+        entries.append(text)
+    return "; ".join(entries) or None
 
 
 def service_line(measurements: Mapping[str, Any]) -> str | None:

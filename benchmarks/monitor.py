@@ -1,0 +1,263 @@
+"""What ``pipedoctor.keras.Monitor`` costs, and how close its input-wait share comes to the truth.
+
+Each sample script in sample_pipelines/ runs until its ``fit``; there, in the same process, its
+own model trains on its own dataset (repeated) in turns:
+
+- ``overhead``: one monitored ``fit`` whose steps come in blocks with the monitor switched off
+  and on in ABBA order (off on on off, repeated); a timing callback present throughout gives
+  each block's mean step period, and each group's on/off ratio is the per-step overhead
+  (median and quartiles over the groups), in wall time and in this process's CPU time (less
+  sensitive to other jobs on a shared machine). Beside it, the monitor's own estimate (split
+  fraction x what a split adds to a call / a call's period, medians over the run) and the
+  seconds its hooks took in that ``fit`` (samplers, epoch end, the report).
+- ``accuracy``: the truth is ``1 - ceiling step / training step``, both timed without a
+  monitor: the ceiling on one of the dataset's batches repeated from memory (input costs
+  nothing), training on the dataset itself. A monitored turn then gives its share. Besides the
+  sample scripts, ``sleep-D`` pipelines whose batches take D ms to arrive without using the
+  CPU: there the truth is exact, while on the samples the input's CPU work also slows the
+  steps themselves (two cores shared), which the ratio counts as input cost and the monitor,
+  which counts time blocked waiting for a batch, does not.
+
+    python benchmarks/monitor.py overhead|accuracy [--turns 3] [--steps N] [--split F] [NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import runpy
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_pipelines"
+SPLIT: list[float | None] = [None]
+"""``--split``: a fixed split fraction for the overhead runs (default: the adaptive one)."""
+TURN_S = 3.0
+"""Seconds a turn should take; the step count per turn is sized from a warm-up."""
+
+
+class Stop(BaseException):
+    """Unwinds the sample script once the turns are done."""
+
+
+class StepTimes:
+    """A Keras callback (made lazily, so Keras loads in the child only) timing steady steps."""
+
+    def __new__(cls) -> Any:  # noqa: D102
+        import keras
+
+        class Timer(keras.callbacks.Callback):
+            def on_train_begin(self, logs: Any = None) -> None:
+                self.ends: list[float] = []
+
+            def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+                self.ends.append(time.perf_counter())
+
+            def step_s(self) -> float:
+                ends = self.ends[5:]
+                return (ends[-1] - ends[0]) / (len(ends) - 1)
+
+        return Timer()
+
+
+def turn(model: Any, data: Any, steps: int, monitored: bool) -> tuple[float, float, Any]:
+    """(steady step seconds, whole fit seconds, the monitor or None) of one turn."""
+    from pipedoctor.keras import Monitor
+
+    timer = StepTimes()
+    monitor = Monitor(verbose=0) if monitored else None
+    callbacks = [timer] + ([monitor] if monitor else [])
+    start = time.perf_counter()
+    model.fit(data, epochs=1, steps_per_epoch=steps, verbose=0, callbacks=callbacks)
+    return timer.step_s(), time.perf_counter() - start, monitor
+
+
+def sized(model: Any, data: Any, steps: int | None) -> int:
+    """Steps per turn: given, or what fills about ``TURN_S`` seconds after a warm-up."""
+    step_s, _, _ = turn(model, data, 20, monitored=False)
+    return steps or max(30, min(2000, int(TURN_S / step_s)))
+
+
+def overhead(model: Any, data: Any, turns: int, steps: int | None) -> str:
+    """Blocks of ``BLOCK`` steps inside one monitored ``fit``, with the monitor switched off and
+    on in ABBA order (off, on, on, off, ...): a slow change in the machine's load moves both
+    alike, which turns of whole ``fit`` calls on a shared 2-core machine do not allow."""
+    import keras
+
+    from pipedoctor.keras import Monitor
+
+    steps = sized(model, data, steps)
+    block = max(10, steps // 8)
+    groups = max(turns, 2) * 2
+    monitor = Monitor(verbose=0, split_fraction=SPLIT[0])
+
+    class Toggle(keras.callbacks.Callback):
+        def on_train_begin(self, logs: Any = None) -> None:
+            self.periods: dict[tuple[int, bool], list[tuple[float, float]]] = {}
+            self.last: tuple[float, float] | None = None
+
+        def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
+            on = (batch // block) % 4 in (1, 2)
+            monitor._clock.active = on
+            if batch % block == 0:
+                self.last = None  # the first step after a switch is not counted
+
+        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+            now = (time.perf_counter(), time.process_time())
+            if self.last is not None:
+                key = (batch // (4 * block), (batch // block) % 4 in (1, 2))
+                step = (now[0] - self.last[0], now[1] - self.last[1])
+                self.periods.setdefault(key, []).append(step)
+            self.last = now
+
+    toggle = Toggle()
+    model.fit(data, epochs=1, steps_per_epoch=4 * block * groups, verbose=0,
+              callbacks=[monitor, toggle])  # fmt: skip
+    wall, cpu = [], []
+    for group in range(groups):
+        on, off = toggle.periods.get((group, True)), toggle.periods.get((group, False))
+        if on and off:
+            wall.append(statistics.mean(w for w, _ in on) / statistics.mean(w for w, _ in off))
+            cpu.append(statistics.mean(c for _, c in on) / statistics.mean(c for _, c in off))
+    if len(wall) < 2:
+        return f"(only {len(wall)} ABBA group with steps on and off)"
+    q1, median, q3 = statistics.quantiles(wall, n=4)
+    m = monitor.report.measurements
+    return (
+        f"{m['step_ms']['training']:9.2f} {len(wall):6d} {m['monitor']['split_fraction']:6.2f} "
+        f"{100 * (median - 1):+8.2f}% ({100 * (q1 - 1):+.2f}..{100 * (q3 - 1):+.2f}) "
+        f"{100 * (statistics.median(cpu) - 1):+8.2f}% "
+        f"{100 * m['monitor'].get('overhead_estimate', 0.0):+7.2f}% "
+        f"{m['time_split']['monitor_s']:8.3f}"
+    )
+
+
+def accuracy(model: Any, data: Any, turns: int, steps: int | None) -> str:
+    import tensorflow as tf
+
+    steps = sized(model, data, steps)
+    batch = next(iter(data))
+    ceiling_data = tf.data.Dataset.from_tensors(batch).repeat()
+    truths, shares, spreads = [], [], []
+    for _ in range(turns):
+        ceiling = turn(model, ceiling_data, steps, False)[0]
+        training = turn(model, data, steps, False)[0]
+        truths.append(max(0.0, 1 - ceiling / training))
+        m = turn(model, data, steps, True)[2].report.measurements
+        share = m["input_wait_fraction"]
+        shares.append(share if share is not None else m["input_wait_estimate"])
+        spreads.append(m["input_wait_ci"] or 0.0)
+    truth, share = statistics.median(truths), statistics.median(shares)
+    return (
+        f"{truth:6.0%} ({min(truths):.0%}-{max(truths):.0%}) {share:6.0%} "
+        f"±{statistics.median(spreads):.0%} {100 * (share - truth):+6.1f}"
+    )
+
+
+def synthetic(name: str, turns: int, steps: int | None) -> None:
+    """``sleep-D``: batches that take D ms to arrive (a sleep in the pipeline: it costs no CPU,
+    so training and the input do not compete, and the truth is exact) for a model with steps
+    of about 10 ms here."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    delay = float(name.split("-")[1]) / 1000.0
+
+    def slow(features: np.ndarray) -> np.ndarray:
+        time.sleep(delay)
+        return features
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(64 * 64, 64)).astype("float32")
+    data = tf.data.Dataset.from_tensor_slices((x, x[:, :1])).batch(64)
+    if delay:
+        data = data.map(
+            lambda f, t: (tf.ensure_shape(tf.numpy_function(slow, [f], tf.float32), f.shape), t)
+        )
+    data = data.prefetch(1).repeat()
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential(
+        [
+            keras.Input((64,)),
+            keras.layers.Dense(768, activation="relu"),
+            keras.layers.Dense(768, activation="relu"),
+            keras.layers.Dense(1),
+        ]
+    )
+    model.compile("sgd", "mse")  # fmt: skip
+    print(f"{name:<26} {accuracy(model, data, turns, steps)}", flush=True)
+
+
+def one(mode: str, name: str, turns: int, steps: int | None) -> None:
+    """One table row, from inside the sample's ``fit``."""
+    import keras
+
+    if name.startswith("sleep-"):
+        return synthetic(name, turns, steps)
+
+    measure = overhead if mode == "overhead" else accuracy
+    original = keras.Model.fit
+    row: list[str] = []
+
+    def fit(model: Any, x: Any = None, *args: Any, **kwargs: Any) -> Any:
+        keras.Model.fit = original
+        data = x.repeat() if int(x.cardinality()) >= 0 else x
+        row.append(measure(model, data, turns, steps))
+        raise Stop
+
+    keras.Model.fit = fit
+    os.chdir(SAMPLES)
+    sys.argv, sys.path[:0] = [str(SAMPLES / f"{name}.py")], [str(SAMPLES)]
+    try:
+        runpy.run_path(str(SAMPLES / f"{name}.py"), run_name="__main__")
+    except Stop:
+        pass
+    print(f"{name:<26} {row[0] if row else '(never trained)'}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", choices=("overhead", "accuracy"))
+    parser.add_argument("names", nargs="*", help="sample names (default: all)")
+    parser.add_argument("--turns", type=int, default=3, help="turns (accuracy); x2 ABBA groups")
+    parser.add_argument("--steps", type=int, help="steps per turn (default: about 3 s worth)")
+    parser.add_argument("--split", type=float, help="fixed split fraction (overhead)")
+    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    SPLIT[0] = options.split
+    if options.one:
+        return one(options.mode, options.names[0], options.turns, options.steps)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    names = options.names or sorted(p.stem for p in SAMPLES.glob("*.py"))
+    if options.mode == "accuracy" and not options.names:
+        names = [f"sleep-{d}" for d in (0, 5, 10, 20, 40)] + names
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; {options.turns} "
+        f"{'ABBA groups' if options.mode == 'overhead' else 'turns'} per sample"
+    )
+    if options.mode == "overhead":
+        print(f"{'script':<26} {'step ms':>9} {'groups':>6} {'split':>6} {'wall':>9} "
+              f"{'(quartiles)':<17} {'CPU':>9} {'own est':>8} {'hooks s':>8}")  # fmt: skip
+    else:
+        print(f"{'script':<26} {'truth':>6} {'(range)':<9} {'share':>6} {'±ci':<4} {'points':>6}")
+    for name in names:
+        done = subprocess.run(
+            [sys.executable, __file__, options.mode, name, "--one", "--turns",
+             str(options.turns)] + (["--steps", str(options.steps)] if options.steps else [])
+            + (["--split", str(options.split)] if options.split else []),
+            capture_output=True, text=True,
+        )  # fmt: skip
+        rows = [r for r in done.stdout.strip().splitlines() if r.startswith(name)]
+        failure = (done.stderr.strip().splitlines() or ["?"])[-1]
+        print(rows[-1] if rows else f"{name:<26} (failed: {failure})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

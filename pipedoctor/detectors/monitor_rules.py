@@ -1,0 +1,181 @@
+"""Detectors for what only a whole monitored run shows (PD315-PD319): they read the per-epoch
+records ``pipedoctor.keras.Monitor`` keeps in ``measurements["epochs"]``, never time anything."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterator
+from typing import Any
+
+from pipedoctor import diagnosis
+from pipedoctor.rules import Context, Hit, detector
+
+
+def _epochs(context: Context) -> list[dict[str, Any]]:
+    return [e for e in context.measurements.get("epochs") or [] if isinstance(e, dict)]
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _span(numbers: list[int]) -> str:
+    """``epochs 1-4`` or ``epoch 2``."""
+    if len(numbers) == 1:
+        return f"epoch {numbers[0]}"
+    return f"epochs {numbers[0]}-{numbers[-1]}"
+
+
+@detector("PD315")
+def throughput_drift(context: Context) -> Iterator[Hit]:
+    rated = [
+        (e, rate)
+        for e in _epochs(context)
+        if (rate := _number(e.get("samples_per_s")))
+        and (e.get("steps") or 0) >= context.param("min_steps")
+    ]
+    worst = None
+    for position in range(1, len(rated)):
+        reference = statistics.median(rate for _, rate in rated[:position])
+        epoch, rate = rated[position]
+        drop = 1.0 - rate / reference
+        if drop >= context.param("drop") and (worst is None or drop > worst[0]):
+            worst = (drop, epoch, rate, reference, [e["epoch"] for e, _ in rated[:position]])
+    if worst is None:
+        return
+    drop, epoch, rate, reference, before = worst
+    message = (
+        f"Epoch {epoch['epoch']} trained at {rate:,.0f} samples/s against {reference:,.0f} "
+        f"in {_span(before)} (median), {drop:.0%} slower."
+    )
+    now = _number(epoch.get("input_wait_fraction"))
+    earlier = [
+        w for e, _ in rated if e["epoch"] in before and (w := _number(e.get("input_wait_fraction")))
+        is not None
+    ]  # fmt: skip
+    if now is not None and earlier:
+        usual = statistics.median(earlier)
+        if now - usual >= 0.15:
+            message += f" Its input wait rose from {usual:.0%} to {now:.0%}: the input slowed."
+        else:
+            message += (
+                f" Its input wait stayed near {usual:.0%} ({now:.0%}): the steps themselves slowed."
+            )
+    yield Hit(None, message)
+
+
+@detector("PD316")
+def slow_evaluation(context: Context) -> Iterator[Hit]:
+    m = context.measurements
+    split = m.get("time_split") or {}
+    wall, evaluation = _number(m.get("run_seconds")), _number(split.get("eval_s"))
+    if not wall or not evaluation or evaluation / wall < context.param("min_share"):
+        return
+    evaluations = [e.get("eval") or {} for e in _epochs(context)]
+    rates = [rate for e in evaluations if (rate := _number(e.get("samples_per_s")))]
+    eval_rate = statistics.median(rates) if rates else None
+    training = _number(m.get("training_samples_per_s"))
+    wait = _number(m.get("eval_input_wait_fraction"))
+    reasons = []
+    if wait is not None and wait >= context.param("eval_wait"):
+        reasons.append(f"waits for input {wait:.0%} of its step time")
+    if eval_rate is not None and training and eval_rate < training:
+        reasons.append(
+            f"runs at {eval_rate:,.0f} samples/s against {training:,.0f} for training, although "
+            "it has no backward pass"
+        )
+    if not reasons:
+        return
+    yield Hit(
+        None,
+        f"Evaluation takes {evaluation / wall:.0%} of the run's wall time ({evaluation:,.1f} s "
+        f"of {wall:,.1f} s) and {' and '.join(reasons)}: the validation pipeline is the "
+        "bottleneck there.",
+    )
+
+
+@detector("PD317")
+def callback_stall(context: Context) -> Iterator[Hit]:
+    m = context.measurements
+    wall = _number(m.get("run_seconds"))
+    stall = _number((m.get("time_split") or {}).get("stall_s"))
+    if not wall or not stall or stall < context.param("min_seconds"):
+        return
+    if stall / wall < context.param("min_share"):
+        return
+    message = (
+        f"{stall:,.1f} s of the run's {wall:,.1f} s ({stall / wall:.0%}) passed outside training "
+        "steps and evaluation: in callbacks (checkpoints, logging) and between epochs (where "
+        "Keras also reopens a dataset that does not repeat)."
+    )
+    epochs = [e for e in _epochs(context) if _number(e.get("longest_stall_s"))]
+    if epochs:
+        longest = max(epochs, key=lambda e: e["longest_stall_s"])
+        message += (
+            f" The longest stretch, {longest['longest_stall_s']:,.1f} s, came in epoch "
+            f"{longest['epoch']}."
+        )
+    yield Hit(None, message)
+
+
+def _bounds(epoch: dict[str, Any]) -> tuple[float, float] | None:
+    """The 95% interval of an epoch's input-wait share (the share itself without one)."""
+    share = _number(epoch.get("input_wait_fraction"))
+    if share is None:
+        return None
+    spread = _number(epoch.get("input_wait_ci")) or 0.0
+    return share - spread, share + spread
+
+
+@detector("PD318")
+def turned_input_bound(context: Context) -> Iterator[Hit]:
+    limit = diagnosis.wait_limit(diagnosis.thresholds())
+    calm_limit = min(limit, context.param("calm_below"))
+    calm: list[dict[str, Any]] = []
+    for epoch in _epochs(context):
+        bounds = _bounds(epoch)
+        if bounds is None:
+            continue
+        low, high = bounds
+        if high < calm_limit:
+            calm.append(epoch)
+        elif calm and low >= limit:
+            shares = sorted(e["input_wait_fraction"] for e in calm)
+            earlier = f"{shares[0]:.0%}" if shares[0] == shares[-1] else (
+                f"{shares[0]:.0%}-{shares[-1]:.0%}"
+            )  # fmt: skip
+            yield Hit(
+                None,
+                f"Epoch {epoch['epoch']} waited for input {epoch['input_wait_fraction']:.0%} of "
+                f"its step time (input-bound from {limit:.0%}), after "
+                f"{_span([e['epoch'] for e in calm])} waited {earlier}: the run turned "
+                "input-bound.",
+            )
+            return
+
+
+@detector("PD319")
+def gpu_fell_behind(context: Context) -> Iterator[Hit]:
+    gap = context.param("straggler_gap")
+    kept_up: dict[Any, list[int]] = {}
+    for epoch in _epochs(context):
+        gpus = [
+            g for g in epoch.get("gpus") or [] if _number(g.get("utilization_mean")) is not None
+        ]
+        if len(gpus) < 2:
+            continue
+        busiest = max(g["utilization_mean"] for g in gpus)
+        for gpu in gpus:
+            behind = busiest - gpu["utilization_mean"]
+            index = gpu.get("index")
+            if behind <= gap / 2:
+                kept_up.setdefault(index, []).append(epoch["epoch"])
+            elif behind >= gap and kept_up.get(index):
+                yield Hit(
+                    None,
+                    f"GPU {index} fell behind in epoch {epoch['epoch']}: "
+                    f"{gpu['utilization_mean']:.0f}% busy against {busiest:.0f}% on the busiest "
+                    f"GPU, after keeping within {gap / 2:.0f} points in "
+                    f"{_span(kept_up[index])}.",
+                )
+                kept_up[index] = []  # report each fall once

@@ -1,0 +1,523 @@
+"""``Monitor``: a Keras callback that watches the user's real ``fit`` and ends in a ``Report``.
+
+It needs no other change to the training code: add ``callbacks=[Monitor()]``. For the length of
+``fit`` it times the train function's calls (``steps.StepClock``), samples the host CPU per
+core and every GPU through NVML (``measure.samplers``, once a second by default), prints one
+line per epoch and each finding as it first appears, writes a record per worker and
+TensorBoard scalars under ``log_dir``, and after ``fit`` leaves ``monitor.report``: the same
+:class:`~pipedoctor.report.Report` ``check`` returns, judged by the same rules.
+
+It never changes what the model learns (the same steps run on the same batches), and nothing
+it does raises into ``fit``: every failure of its own becomes a note in the report.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import keras
+
+from pipedoctor import diagnosis
+from pipedoctor.measure.samplers import (
+    GpuReport,
+    GpuSampler,
+    HostSampler,
+    summarize_gpus,
+    summarize_host,
+    to_measurements,
+)
+from pipedoctor.measure.timeline import PhaseTimeline, gpu_series, host_series
+from pipedoctor.monitor import lines
+from pipedoctor.monitor.records import (
+    FINISHED,
+    RUNNING,
+    make_record,
+    missing_workers,
+    read_record,
+    record_path,
+    worker_summary,
+    write_record,
+)
+from pipedoctor.monitor.scalars import ScalarWriter
+from pipedoctor.monitor.steps import Call, Sampler, StepClock
+from pipedoctor.monitor.tally import RunTally, decisive
+from pipedoctor.monitor.worker import Worker, identify
+from pipedoctor.report import Finding, Report
+
+MULTI_WORKER_FRACTION = 0.25
+"""The share of calls split in a multi-worker job, where the share cannot adapt per worker."""
+MIN_INTERVAL_S = 1.0
+"""NVML and host sampling at most once a second: enough for minutes-long epochs, and cheap."""
+
+
+def _brief(exc: BaseException) -> str:
+    from pipedoctor.measure.protocol import brief
+
+    return f"{type(exc).__name__}: {brief(exc)}"
+
+
+class Monitor(keras.callbacks.Callback):
+    """Watch a real ``fit``: input-wait share, samples/s, host CPU per core, GPUs, per worker.
+
+    ``log_dir``: where each worker writes its record (``<log_dir>/pipedoctor/<worker>.json``)
+    and its TensorBoard scalars; in a multi-worker job, a folder every worker can write to, so
+    the chief can compare them. ``verbose=0`` prints nothing. ``interval_s``: seconds between
+    host and GPU samples (1 or more). ``split_fraction``: the share of the train function's
+    calls split into waiting for input and stepping (default: adapted so the split costs at
+    most ``overhead_budget`` of the step time, between 2% and 50% of the calls).
+    ``select``/``ignore``: rule codes, as for ``check``. ``wait_for_workers_s``: how long the
+    chief waits at the end for the other workers' last records. ``print_fn`` receives each line.
+    """
+
+    def __init__(
+        self,
+        log_dir: str | Path | None = None,
+        *,
+        verbose: int = 1,
+        interval_s: float = MIN_INTERVAL_S,
+        split_fraction: float | None = None,
+        overhead_budget: float = 0.005,
+        select: list[str] | None = None,
+        ignore: list[str] | None = None,
+        wait_for_workers_s: float = 10.0,
+        max_samples: int = 2048,
+        print_fn: Callable[[str], None] | None = None,
+    ) -> None:
+        super().__init__()
+        if interval_s < MIN_INTERVAL_S:
+            raise ValueError(f"interval_s must be at least {MIN_INTERVAL_S:g} s, not {interval_s}")
+        self.log_dir = None if log_dir is None else str(log_dir)
+        self.verbose = verbose
+        self.interval_s = interval_s
+        Sampler(split_fraction)  # a bad fraction is the caller's error: say so at once
+        self.split_fraction, self.overhead_budget = split_fraction, overhead_budget
+        self.select, self.ignore = select, ignore
+        self.wait_for_workers_s = wait_for_workers_s
+        self.max_samples = max_samples
+        self.print_fn = print_fn or (lambda line: print(line, flush=True))
+        self.report: Report | None = None
+        """The run's report, set when ``fit`` ends."""
+        self.notes: list[str] = []
+        self._reset()
+
+    # --- Keras hooks: each one guarded, so nothing reaches fit ----------------------------------
+
+    def on_train_begin(self, logs: Any = None) -> None:
+        self._close_previous()
+        self._reset()
+        with self._guard("starting"):
+            self._start()
+
+    def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
+        with self._guard("at an epoch's start"):
+            if self._running:
+                self._ensure_wrapped("train")
+                self._clock.restart("train")
+                self._tally.begin_epoch(epoch + 1, self._now())
+
+    def on_test_begin(self, logs: Any = None) -> None:
+        with self._guard("at evaluation's start"):
+            if self._running and self._tally.current is not None:
+                self._ensure_wrapped("eval")
+                self._clock.restart("eval")
+                now = self._now()
+                self._tally.current.begin_evaluation(now)
+                self._phase_mark = ("eval", now)
+
+    def on_test_end(self, logs: Any = None) -> None:
+        with self._guard("at evaluation's end"):
+            if self._running and self._tally.current is not None:
+                now = self._now()
+                self._tally.current.end_evaluation(now)
+                self._unwrap("eval")
+                self._phase_mark = None
+
+    def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+        with self._guard("at an epoch's end"):
+            if self._running:
+                self._epoch_end()
+
+    def on_train_end(self, logs: Any = None) -> None:
+        with self._guard("finishing"):
+            if self._running:
+                self._finish()
+        self._close_previous()
+
+    # --- the run ------------------------------------------------------------------------------
+
+    def _reset(self) -> None:
+        self._running = False
+        self._clock: Any = None
+        self._tally: Any = None
+        self._gpu: Any = None
+        self._host: Any = None
+        self._scalars: ScalarWriter | None = None
+        self._worker: Worker | None = None
+        self._timeline: PhaseTimeline | None = None
+        self._phase_mark: tuple[str, float] | None = None
+        self._printed: set[str] = set()
+        self._findings: list[Finding] = []
+        self._wrapped: dict[str, Any] = {}
+        self._origin = 0.0
+        self._mono_offset = 0.0
+        self._last_end: float | None = None
+        self._setup: dict[str, Any] = {}
+        self._config: Any = None
+        self._wait_limit = 0.2
+        self._record_note_done = False
+        self.notes = []
+
+    def _now(self) -> float:
+        return time.perf_counter()
+
+    def _start(self) -> None:
+        backend = keras.backend.backend()
+        self._worker = identify(backend)
+        if self._worker.note:
+            self.notes.append(self._worker.note)
+        self._origin = self._now()
+        self._mono_offset = self._origin - time.monotonic()
+        self._tally = RunTally(self._origin, direct=backend != "jax")
+        self._timeline = PhaseTimeline(self._origin)
+        fraction = self.split_fraction
+        if self._worker.multi and fraction is None:
+            # Every worker must split the same calls: a split call runs the step through
+            # another traced path, and collectives from different paths would not match up.
+            # An adaptive fraction follows each worker's own timings, so it is fixed here
+            # (the seed is the same everywhere).
+            fraction = MULTI_WORKER_FRACTION
+        sampler = Sampler(fraction, budget=self.overhead_budget)
+        strategy = getattr(self.model, "distribute_strategy", None)
+        self._clock = StepClock(self._on_call, backend, sampler, self._now, strategy)
+        self._setup = {"backend": backend, **_strategy(self.model, backend)}
+        self._config = self._load_config()
+        self._wait_limit = diagnosis.wait_limit(
+            diagnosis.thresholds(self._config.selection.params.get("PD301"))
+        )
+        self._gpu = GpuSampler(self.interval_s, max_samples=self.max_samples).start()
+        self._host = HostSampler(
+            self.interval_s, children_every_s=30.0, max_samples=self.max_samples
+        ).start()
+        if self.log_dir is not None:
+            self._scalars = ScalarWriter(self.log_dir, self._worker.name)
+        elif self._worker.multi:
+            self.notes.append(
+                "no log_dir: the workers cannot be compared; give every worker the same "
+                "log_dir on a shared filesystem"
+            )
+        self._running = True
+        self._clock.active = True
+        self._ensure_wrapped("train")
+        if not self._clock.split["train"]:
+            self.notes.append(
+                "the model's train function is not Keras's own: steps are timed whole, and the "
+                "input-wait share is not measured"
+            )
+
+    def _ensure_wrapped(self, phase: str) -> None:
+        """Wrap the phase's function (again, if Keras made a new one since)."""
+        attribute = "train_function" if phase == "train" else "test_function"
+        current = getattr(self.model, attribute, None)
+        if current is None or current is self._wrapped.get(phase):
+            return
+        steps = int(getattr(self.model, "steps_per_execution", 1) or 1)
+        wrapper = self._clock.wrap(current, phase, steps)
+        setattr(self.model, attribute, wrapper)
+        self._wrapped[phase] = wrapper
+
+    def _unwrap(self, phase: str) -> None:
+        attribute = "train_function" if phase == "train" else "test_function"
+        wrapper = self._wrapped.pop(phase, None)
+        if wrapper is not None and getattr(self.model, attribute, None) is wrapper:
+            setattr(self.model, attribute, wrapper.__pipedoctor_original__)
+
+    def _on_call(self, call: Call) -> None:
+        """Every timed call: into the tally and the throughput timeline."""
+        self._tally.add(call)
+        timeline = self._timeline
+        if self._last_end is not None:
+            gap = call.start - self._last_end
+            if gap >= 0.2:  # time outside steps, long enough to see: callbacks, epoch ends
+                timeline.add("outside steps", self._last_end, call.start, None)
+        startup = call.index == 0 and call.phase in ("train", "eval") and not timeline.segments
+        samples = call.samples
+        if samples is None and self._tally.batch_size:
+            samples = self._tally.batch_size * call.steps
+        timeline.add(call.phase if not startup else "startup", call.start, call.end,
+                     None if startup else samples)  # fmt: skip
+        self._last_end = call.end
+
+    def _epoch_end(self) -> None:
+        now = self._now()
+        record = self._tally.end_epoch(now)
+        if record is None:
+            return
+        record.update(self._epoch_hardware(record, now))
+        measurements = self._measurements(now, final=False)
+        self._write(RUNNING, measurements)
+        if self._scalars is not None:
+            self._scalars.write(record)
+        if self._worker.is_chief and self._worker.multi:
+            self._compare_workers(measurements, wait_s=0.0)
+        self._say(lines.epoch_line(record, self.params.get("epochs"), self._label()))
+        self._live_findings(measurements, record["epoch"], record)
+
+    def _finish(self) -> None:
+        now = self._now()
+        if self._tally.current is not None:  # stopped inside an epoch (stop_training, steps)
+            self._epoch_end()
+        self._clock.close()
+        self._unwrap("train")
+        self._unwrap("eval")
+        gpu_report, host_report = self._gpu.stop(), self._host.stop()
+        measurements = self._measurements(now, final=True, reports=(gpu_report, host_report))
+        if self._worker.is_chief and self._worker.multi:
+            self._compare_workers(measurements, wait_s=self.wait_for_workers_s)
+        self._notes_from_parts()
+        if (estimate := measurements.get("input_wait_estimate")) is not None:
+            spread = measurements.get("input_wait_ci") or 0.0
+            self.notes.append(
+                f"the input-wait share, {estimate:.0%} ±{spread:.0%}, rests on too few split "
+                "steps for a verdict: a longer run, or Monitor(split_fraction=0.5), narrows it"
+            )
+        self.report = self._build(measurements)
+        self._write(FINISHED, measurements)
+        if self._scalars is not None:
+            self._scalars.close()
+            self._notes_from_parts()
+            self.report.notes = list(dict.fromkeys([*self.report.notes, *self.notes]))
+        self._live_findings(measurements, None, None)
+        self._say(lines.verdict_line(self.report.verdict, measurements, self._label()))
+        for note in self.report.notes:
+            self._say(lines.note_line(note, self._label()))
+        self._running = False
+
+    # --- measurements and findings -------------------------------------------------------------
+
+    def _epoch_hardware(self, record: dict[str, Any], now: float) -> dict[str, Any]:
+        """Host CPU and GPUs over this epoch's stretch of time."""
+        began = now - record["seconds"] - self._mono_offset
+        ended = now - self._mono_offset
+        host = [s for s in self._host.samples() if began <= s.t < ended]
+        gpu = [s for s in self._gpu.samples() if began <= s.t < ended]
+        extra: dict[str, Any] = {}
+        if host:
+            summary = summarize_host(host)
+            extra["host_cpu_percent"] = summary.cpu_percent_mean
+            extra["host"] = {"cpu_count": summary.cpu_count}
+        if gpu:
+            extra["gpus"] = [
+                {k: d[k] for k in ("index", "name", "utilization_mean", "memory_used_mb")}
+                for d in summarize_gpus(gpu, self._gpu.names)
+            ]
+        return extra
+
+    def _measurements(
+        self, now: float, *, final: bool, reports: tuple[Any, Any] | None = None
+    ) -> dict[str, Any]:
+        data = self._tally.figures(now)
+        if not decisive(data["input_wait_fraction"], data["input_wait_ci"], self._wait_limit):
+            data["input_wait_estimate"] = data.pop("input_wait_fraction")
+            data["input_wait_fraction"] = None
+        if reports is None:
+            gpu = GpuReport(
+                available=self._gpu.available,
+                devices=summarize_gpus(self._gpu.samples(), self._gpu.names),
+            )
+            host = summarize_host(self._host.samples())
+            host.available = self._host.available
+            reports = (gpu, host)
+        data.update(to_measurements(*reports))
+        data.update(self._setup)
+        data["worker"] = self._worker.name
+        origin = self._origin - self._mono_offset
+        data["timeline"] = {
+            "seconds": round(now - self._origin, 2),
+            "phases": self._timeline.to_list(),
+            "host": host_series(self._host.samples(), origin),
+            "gpus": gpu_series(self._gpu.samples(), self._gpu.names, origin),
+        }
+        data["monitor"] = {
+            "method": "split dequeue" if self._clock.split["train"] else "whole calls",
+            "split_fraction": round(self._clock.sampler.chance(), 3),
+            **_split_cost(self._clock.sampler),
+            "dequeue_floor_ms": self._clock.floor_ms.get("train"),
+            "interval_s": self.interval_s,
+            "final": final,
+        }
+        return data
+
+    def _compare_workers(self, measurements: dict[str, Any], wait_s: float) -> None:
+        """The chief's view: every worker's summary (PD307), and notes on missing ones."""
+        if self.log_dir is None:
+            return
+        state = FINISHED if wait_s > 0 else RUNNING  # the end of the run: this one is done
+        own = make_record(self._worker.name, self._worker.peers, state, measurements, [])
+        deadline = time.monotonic() + wait_s
+        while True:
+            records = [own]
+            for peer in self._worker.others:
+                try:
+                    records.append(read_record(record_path(self.log_dir, peer)))
+                except ValueError:
+                    continue
+            done = all(r.get("state") == FINISHED for r in records[1:])
+            if (done and len(records) == len(self._worker.peers)) or time.monotonic() >= deadline:
+                break
+            time.sleep(0.2)
+        measurements["per_worker"] = [worker_summary(r) for r in records]
+        if wait_s > 0:  # what is missing now is missing for good
+            self.notes.extend(n for n in missing_workers(records) if n not in self.notes)
+
+    def _load_config(self) -> Any:
+        from pipedoctor.config import load_config
+
+        return load_config(Path.cwd(), select=self.select, ignore=self.ignore)
+
+    def _build(self, measurements: dict[str, Any]) -> Report:
+        from pipedoctor.checker import build_report
+
+        return build_report(measurements, list(self.notes), self._config.selection)
+
+    def _live_findings(
+        self, measurements: dict[str, Any], epoch: int | None, record: dict[str, Any] | None
+    ) -> None:
+        """Print each finding the first time it appears (by rule and subject)."""
+        report = self._build(measurements)
+        found = list(report.findings)
+        if record is not None and record.get("gpus"):  # a straggler this epoch, as it happens
+            found += self._build({"gpus": record["gpus"]}).findings
+        for finding in found:
+            # Once per rule and subject (a GPU, a worker): the figures in a message change as
+            # the run goes on, what it says does not.
+            subject = re.search(r"\b(GPU \d+|Worker \S+)", finding.message)
+            key = f"{finding.rule}:{subject.group(1) if subject else ''}"
+            if key in self._printed:
+                continue
+            self._printed.add(key)
+            self._say(lines.finding_line(finding, self._label(), epoch))
+        self._notes_from_parts()
+
+    def _notes_from_parts(self) -> None:
+        """Notes from the samplers and writers, each once."""
+        parts = []
+        for sampler, what in ((self._gpu, "GPU"), (self._host, "host")):
+            if sampler is not None and sampler.errors and sampler.first_error_t is not None:
+                at = sampler.first_error_t + self._mono_offset - self._origin
+                parts.append(
+                    f"{sampler.errors} {what} readings failed from {max(0.0, at):.0f} s into the "
+                    f"run; the {what} timelines have gaps from there"
+                )
+        if self._scalars is not None and self._scalars.note:
+            parts.append(self._scalars.note)
+        if self._clock is not None and self._clock.errors:
+            parts.append(f"{self._clock.errors} timed calls could not be counted")
+        if self._clock is not None and self._clock.note:
+            parts.append(self._clock.note)
+        for note in parts:
+            if note not in self.notes and not any(_same_note(note, n) for n in self.notes):
+                self.notes.append(note)
+                self._say(lines.note_line(note, self._label()))
+
+    def _write(self, state: str, measurements: dict[str, Any]) -> None:
+        if self.log_dir is None:
+            return
+        path = record_path(self.log_dir, self._worker.name)
+        record = make_record(self._worker.name, self._worker.peers, state, measurements, self.notes)
+        try:
+            write_record(path, record)
+        except OSError as exc:
+            if not self._record_note_done:
+                self._record_note_done = True
+                note = f"the record {path} could not be written: {_brief(exc)}"
+                self.notes.append(note)
+                self._say(lines.note_line(note, self._label()))
+
+    # --- small helpers ------------------------------------------------------------------------
+
+    def _label(self) -> str | None:
+        return self._worker.name if self._worker is not None and self._worker.multi else None
+
+    def _say(self, line: str) -> None:
+        if self.verbose:
+            try:
+                self.print_fn(line)
+            except Exception:  # noqa: BLE001 - a closed stdout must not stop training
+                pass
+
+    @contextmanager
+    def _guard(self, where: str) -> Iterator[None]:
+        """Anything the monitor raises becomes a note and ends the monitoring, never fit; the
+        time the hook takes is the monitor's own, kept out of the run's stalls."""
+        began = time.perf_counter()
+        try:
+            yield
+        except Exception as exc:  # noqa: BLE001
+            note = f"monitoring stopped {where}: {_brief(exc)}"
+            self.notes.append(note)
+            self._say(lines.note_line(note, self._label()))
+            self._close_previous()
+        finally:
+            if self._tally is not None:
+                self._tally.own_seconds += time.perf_counter() - began
+
+    def _close_previous(self) -> None:
+        """Stop the samplers and take the wrappers off the model (idempotent)."""
+        if self._clock is not None:
+            self._clock.close()
+        for phase in list(self._wrapped):
+            try:
+                self._unwrap(phase)
+            except Exception:  # noqa: BLE001
+                pass
+        for sampler in (self._gpu, self._host):
+            if sampler is not None:
+                try:
+                    sampler.stop()
+                except Exception:  # noqa: BLE001
+                    pass
+        self._running = False
+
+
+def _split_cost(sampler: Sampler) -> dict[str, float]:
+    """What splitting adds to a call, and so the share of training time it costs: the
+    monitor's own estimate of its overhead (the medians of many calls in this run)."""
+    cost = sampler.cost()
+    if cost is None:
+        return {}
+    extra, whole = cost
+    return {
+        "split_cost_ms": round(1000 * extra, 3),
+        "overhead_estimate": round(sampler.chance() * extra / whole, 4),
+    }
+
+
+def _same_note(a: str, b: str) -> bool:
+    """Sampler failure notes count up; one per sampler is enough."""
+    return "readings failed" in a and "readings failed" in b and a.split()[1] == b.split()[1]
+
+
+def _strategy(model: Any, backend: str) -> dict[str, Any]:
+    """Replicas and strategy of the run: ``tf.distribute`` or Keras's distribution (JAX)."""
+    if backend == "tensorflow":
+        strategy = getattr(model, "distribute_strategy", None)
+        if strategy is not None:
+            name = type(strategy).__name__.replace("_DefaultDistributionStrategy", "default")
+            return {"replicas": int(strategy.num_replicas_in_sync), "strategy": name}
+    try:
+        distribution = keras.distribution.distribution()
+    except Exception:  # noqa: BLE001
+        distribution = None
+    if distribution is None:
+        return {"replicas": 1, "strategy": "default"}
+    mesh = getattr(distribution, "device_mesh", None)
+    axis = getattr(distribution, "batch_dim_name", None)
+    replicas = 1
+    if mesh is not None and axis in getattr(mesh, "axis_names", ()):
+        replicas = int(mesh.shape[list(mesh.axis_names).index(axis)])
+    return {"replicas": replicas, "strategy": type(distribution).__name__}

@@ -1,0 +1,70 @@
+"""What the monitor prints: one line per epoch, one per finding as it happens, one at the end.
+
+Every line starts with ``pipedoctor`` and, in a multi-worker job, the worker's name, so the
+interleaved logs of many workers can be told apart (and grepped).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipedoctor.render.text import gpu_facts, host_cpu, samples
+from pipedoctor.report import Finding
+
+
+def prefix(worker: str | None) -> str:
+    return f"pipedoctor[{worker}]" if worker else "pipedoctor"
+
+
+def wait_text(fraction: float | None, ci: float | None) -> str | None:
+    """``input wait 64% ±4%`` of the step time."""
+    if fraction is None:
+        return None
+    spread = f" ±{ci:.0%}" if ci is not None and ci >= 0.005 else ""
+    return f"input wait {fraction:.0%}{spread}"
+
+
+def epoch_line(record: dict[str, Any], epochs: int | None, worker: str | None) -> str:
+    """``pipedoctor epoch 3/10: 1,234 samples/s, step 51.9 ms, input wait 64% ±4%, ...``."""
+    total = f"/{epochs}" if epochs else ""
+    parts = []
+    if (rate := record.get("samples_per_s")) is not None:
+        parts.append(f"{samples(rate)} samples/s")
+    if (step := record.get("step_ms")) is not None:
+        parts.append(f"step {step:.1f} ms")
+    if wait := wait_text(record.get("input_wait_fraction"), record.get("input_wait_ci")):
+        parts.append(wait)
+    if cpu := host_cpu(record):
+        parts.append(f"host CPU {cpu}")
+    for position, gpu in enumerate(record.get("gpus") or []):
+        facts = gpu_facts(gpu, position)
+        short = (facts.label.split(" ")[0], facts.util, facts.memory)
+        parts.append(" ".join(part for part in short if part))
+    evaluation = record.get("eval") or {}
+    if (seconds := evaluation.get("seconds")) is not None:
+        rate = evaluation.get("samples_per_s")
+        parts.append(f"eval {seconds:.1f} s" + (f" at {samples(rate)} samples/s" if rate else ""))
+    if (stall := record.get("stall_seconds") or 0) >= 0.1:
+        parts.append(f"outside steps {stall:.1f} s")
+    body = ", ".join(parts) or "no training steps timed"
+    return f"{prefix(worker)} epoch {record.get('epoch')}{total}: {body}"
+
+
+def finding_line(finding: Finding, worker: str | None, epoch: int | None) -> str:
+    when = f" epoch {epoch}:" if epoch is not None else ""
+    return f"{prefix(worker)}{when} {finding.rule} {finding.name}: {finding.message}"
+
+
+def note_line(note: str, worker: str | None) -> str:
+    return f"{prefix(worker)} note: {note}"
+
+
+def verdict_line(verdict: str | None, measurements: dict[str, Any], worker: str | None) -> str:
+    """The run in one line: the verdict, the rate and the wait share over the whole run."""
+    parts = [f"verdict {verdict}" if verdict else "no verdict"]
+    if (rate := measurements.get("training_samples_per_s")) is not None:
+        parts.append(f"{samples(rate)} samples/s")
+    wait = wait_text(measurements.get("input_wait_fraction"), measurements.get("input_wait_ci"))
+    if wait:
+        parts.append(f"{wait} over the run")
+    return f"{prefix(worker)} run: " + ", ".join(parts)

@@ -1,0 +1,278 @@
+"""``pipedoctor.keras.Monitor`` in real ``fit`` calls on CPU, and its parts on their own.
+
+The input-bound pipeline makes each batch wait on a sleep (known ground truth: most of every
+step is waiting), the compute-bound one serves batches from memory to a wider model. NVML cannot
+exist here: the GPU lines come from a test double that replays synthetic readings
+(tests/data/nvml_run.json), and a full disk is a real, full tmpfs where one can be mounted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+
+from monitored_training import make_dataset, make_model  # noqa: E402
+
+from pipedoctor import diagnosis  # noqa: E402
+from pipedoctor.keras import Monitor  # noqa: E402
+from pipedoctor.monitor.steps import ORIGINAL, Call  # noqa: E402
+from pipedoctor.monitor.tally import WaitShare, decisive  # noqa: E402
+from pipedoctor.render import render  # noqa: E402
+from pipedoctor.report import Report  # noqa: E402
+
+DATA = Path(__file__).parent / "data" / "nvml_run.json"
+
+
+def share(report: Report) -> float:
+    """The run's input-wait share, decisive or not."""
+    m = report.measurements
+    value = m["input_wait_fraction"] if m["input_wait_fraction"] is not None else None
+    return value if value is not None else m["input_wait_estimate"]
+
+
+def test_input_bound_fit_is_judged_input_bound_and_the_model_is_left_as_it_was() -> None:
+    model = make_model(width=256)
+    original = model.make_train_function() or model.train_function
+    printed: list[str] = []
+    monitor = Monitor(print_fn=printed.append)
+    model.fit(make_dataset(input_ms=40, steps=24), epochs=2, verbose=0, callbacks=[monitor])
+
+    report = monitor.report
+    assert isinstance(report, Report)
+    assert report.verdict == diagnosis.INPUT_BOUND
+    assert report.measurements["input_wait_fraction"] > 0.5
+    assert "PD301" in [f.rule for f in report.findings]
+    assert [line.split(":")[0] for line in printed if "/2:" in line] == [
+        "pipedoctor epoch 1/2",
+        "pipedoctor epoch 2/2",
+    ]
+    assert any(line.startswith("pipedoctor epoch 1: PD301 input-bound") for line in printed)
+    assert any("input wait" in line for line in printed)
+    assert len(report.measurements["epochs"]) == 2
+    assert report.measurements["batch_size"] == 32
+    # The wrapper is gone after fit: the model trains as before, monitored or not.
+    assert model.train_function is original and not hasattr(model.train_function, ORIGINAL)
+    page = render(report, "html")
+    assert page.startswith("<!DOCTYPE html>") and "Throughput by phase" in page
+
+
+def test_compute_bound_fit_has_a_low_wait_share() -> None:
+    model = make_model(width=1024)
+    monitor = Monitor(verbose=0, split_fraction=0.5)
+    model.fit(make_dataset(input_ms=0, steps=40), epochs=2, verbose=0, callbacks=[monitor])
+    assert share(monitor.report) < 0.2
+    assert monitor.report.verdict in (diagnosis.COMPUTE_BOUND, None)
+
+
+# --- NVML: a test double replaying synthetic readings ----------------------------------------
+
+
+class NVMLError(Exception):
+    pass
+
+
+class NVMLError_NotSupported(NVMLError):  # noqa: N801
+    pass
+
+
+class ReplayNvml:
+    """Two devices playing ``tests/data/nvml_run.json``; ``phase`` picks the sequence, and
+    ``"failing"`` makes every reading raise, as a driver that goes away mid-run."""
+
+    def __init__(self) -> None:
+        self.data = json.loads(DATA.read_text())
+        self.phase = "steady"
+        self.reads = [0, 0]
+
+    def module(self) -> types.ModuleType:
+        module = types.ModuleType("pynvml")
+        module.NVMLError = NVMLError
+        module.NVMLError_NotSupported = NVMLError_NotSupported
+        module.NVML_PCIE_UTIL_TX_BYTES, module.NVML_PCIE_UTIL_RX_BYTES = 0, 1
+        for name in dir(self):
+            if name.startswith("nvml"):
+                setattr(module, name, getattr(self, name))
+        return module
+
+    def nvmlInit(self) -> None:  # noqa: N802
+        pass
+
+    def nvmlShutdown(self) -> None:  # noqa: N802
+        pass
+
+    def nvmlDeviceGetCount(self) -> int:  # noqa: N802
+        return 2
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> int:  # noqa: N802
+        return index
+
+    def nvmlDeviceGetName(self, handle: int) -> str:  # noqa: N802
+        return self.data["names"][handle]
+
+    def nvmlDeviceGetUtilizationRates(self, handle: int) -> types.SimpleNamespace:  # noqa: N802
+        if self.phase == "failing":
+            raise NVMLError("GPU is lost")
+        sequence = self.data["utilization"][self.phase][handle]
+        self.reads[handle] += 1
+        return types.SimpleNamespace(gpu=sequence[self.reads[handle] % len(sequence)], memory=0)
+
+    def nvmlDeviceGetMemoryInfo(self, handle: int) -> types.SimpleNamespace:  # noqa: N802
+        mib = 1024 * 1024
+        used = (self.data["memory_start_mb"][handle] + 64 * self.reads[handle]) * mib
+        return types.SimpleNamespace(used=used, total=self.data["memory_total_mb"] * mib, free=0)
+
+    def nvmlDeviceGetPcieThroughput(self, handle: int, counter: int) -> int:  # noqa: N802
+        raise NVMLError_NotSupported("no PCIe counters")
+
+
+def test_gpu_lines_a_gpu_falling_behind_and_nvml_failing_halfway(monkeypatch) -> None:
+    nvml = ReplayNvml()
+    monkeypatch.setitem(sys.modules, "pynvml", nvml.module())
+
+    class Script(keras.callbacks.Callback):
+        """Epoch 2: GPU 1 falls behind; epoch 3: the driver is gone."""
+
+        def on_epoch_end(self, epoch: int, logs: object = None) -> None:
+            nvml.phase = ("fell_behind", "failing", "failing")[epoch]
+
+    printed: list[str] = []
+    monitor = Monitor(print_fn=printed.append)
+    model = make_model(width=128)
+    model.fit(
+        make_dataset(input_ms=45, steps=30), epochs=3, verbose=0, callbacks=[monitor, Script()]
+    )
+    report = monitor.report
+    epoch_lines = [line for line in printed if " epoch " in line and "/3:" in line]
+    assert "GPU0 9" in epoch_lines[0] and "GPU1 9" in epoch_lines[0]
+    assert "GPU1 4" in epoch_lines[1] or "GPU1 3" in epoch_lines[1]
+    (fell,) = [f for f in report.findings if f.rule == "PD319"]
+    assert "GPU 1 fell behind in epoch 2" in fell.message
+    assert any("GPU readings failed" in note for note in report.notes)
+    gpus = report.measurements["timeline"]["gpus"]
+    assert [g["name"] for g in gpus] == ["Synthetic GPU A", "Synthetic GPU B"]
+    assert report.measurements["gpus"][0]["memory_used_mb"] > 30000
+
+
+# --- a full disk ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path):
+    """A 64 KiB tmpfs, filled up: writes fail with ENOSPC, as on a full disk."""
+    mount = tmp_path / "full"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        (mount / "filler").write_bytes(b"\0" * 200_000)
+    except OSError:
+        pass
+    yield mount
+    subprocess.run(["umount", str(mount)], capture_output=True)
+
+
+def test_a_full_disk_for_the_log_is_a_note_and_training_goes_on(full_disk: Path) -> None:
+    monitor = Monitor(full_disk, verbose=0)
+    model = make_model(width=64)
+    history = model.fit(make_dataset(0, 12), epochs=2, verbose=0, callbacks=[monitor])
+    assert len(history.history["loss"]) == 2
+    notes = " ".join(monitor.report.notes)
+    assert "could not be written" in notes and "No space left on device" in notes
+    assert "TensorBoard scalars stopped" in notes
+
+
+def test_record_write_failure_from_a_real_enospc(tmp_path: Path) -> None:
+    from pipedoctor.monitor.records import record_path, write_record
+
+    path = record_path(tmp_path, "worker-0")
+    path.parent.mkdir(parents=True)
+    (path.parent / f".{path.name}.{__import__('os').getpid()}.tmp").symlink_to("/dev/full")
+    with pytest.raises(OSError, match="No space left"):
+        write_record(path, {"x": 1})
+    assert not path.exists()
+
+
+# --- the estimator on its own -----------------------------------------------------------------
+
+
+def population(rng: random.Random) -> list[tuple[float, float, float]]:
+    """(duration, wait, busy) of 64 calls: a 300 ms wait at every 16th (an epoch's first step,
+    a shuffle buffer refilling), ~0.5 ms otherwise, and steps of 7 ms with heavy jitter."""
+    calls = []
+    for i in range(64):
+        wait = 0.3 if i % 16 == 0 else abs(rng.gauss(0.0005, 0.0003))
+        busy = 0.007 * rng.lognormvariate(0, 0.4)
+        calls.append((wait + busy, wait, busy))
+    return calls
+
+
+def test_the_difference_estimator_is_unbiased_and_its_interval_covers() -> None:
+    rng = random.Random(1)
+    calls = population(rng)
+    truth = sum(w for _, w, _ in calls) / sum(d for d, _, _ in calls)
+    estimates, covered = [], 0
+    for seed in range(400):
+        draw = random.Random(seed)
+        share = WaitShare(direct=True)
+        for i, (duration, wait, busy) in enumerate(calls):
+            chance = 0.2
+            if draw.random() < chance:
+                call = Call("train", i, 0.0, duration, 1, 32, wait, busy, chance)
+            else:
+                call = Call("train", i, 0.0, duration, 1, None)
+            share.add(call, duration)
+        estimate = share.estimate(share.typical_step())
+        if estimate.fraction is None:
+            continue
+        estimates.append(estimate.fraction)
+        covered += abs(estimate.fraction - truth) <= estimate.ci
+    mean = sum(estimates) / len(estimates)
+    assert abs(mean - truth) < 0.02, (mean, truth)
+    assert covered / len(estimates) > 0.85
+    # The waits sit in a few calls, yet each estimate is close: the long calls are predicted.
+    spread = math.sqrt(sum((e - mean) ** 2 for e in estimates) / len(estimates))
+    assert spread < 0.05
+
+
+def test_a_share_from_too_few_steps_carries_no_verdict() -> None:
+    assert decisive(0.66, 0.05, 0.2)
+    assert decisive(0.05, 0.03, 0.2)
+    assert decisive(0.22, 0.08, 0.2)  # near the limit, but precise
+    assert not decisive(0.27, 0.51, 0.2)
+    assert not decisive(0.3, None, 0.2) and not decisive(None, 0.1, 0.2)
+
+
+def test_bad_options_are_refused_at_once() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        Monitor(interval_s=0.1)
+    with pytest.raises(ValueError, match="within"):
+        Monitor(split_fraction=1.5)
+
+
+def test_an_interrupted_fit_leaves_a_passive_wrapper_and_the_next_fit_cleans_up() -> None:
+    class Boom(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch: int, logs: object = None) -> None:
+            raise RuntimeError("the user's own callback failed")
+
+    model = make_model(width=32)
+    monitor = Monitor(verbose=0)
+    with pytest.raises(RuntimeError, match="the user's own callback failed"):
+        model.fit(make_dataset(0, 8), epochs=2, verbose=0, callbacks=[monitor, Boom()])
+    assert hasattr(model.train_function, ORIGINAL)  # still on, but it only passes calls through
+    model.fit(make_dataset(0, 8), epochs=1, verbose=0)  # without the monitor: trains as usual
+    model.fit(make_dataset(0, 8), epochs=1, verbose=0, callbacks=[monitor])
+    assert not hasattr(model.train_function, ORIGINAL)
+    assert len(monitor.report.measurements["epochs"]) == 1
