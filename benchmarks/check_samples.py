@@ -2,7 +2,8 @@
 
 For each script: the three throughputs (samples/s), the verdict, the findings, and the check's
 own wall time; each defective script sits next to its fixed twin, so the table shows whether
-the fix paid off on this machine.
+the fix paid off on this machine. A sample with a ``<name>.toml`` beside it is checked with
+that configuration (``--config``).
 
     python benchmarks/check_samples.py [--timeout 120] [NAME ...]
 """
@@ -21,12 +22,19 @@ from pathlib import Path
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_pipelines"
 
 
+def config_of(name: str) -> Path | None:
+    """The configuration a sample is checked with, ``sample_pipelines/<name>.toml``, if any."""
+    path = SAMPLES / f"{name.removesuffix('_fixed')}.toml"
+    return path if path.is_file() else None
+
+
 def check(script: Path, timeout: float) -> tuple[dict, float, str]:
     """The JSON report of one check, its wall time, and the error line when it failed."""
+    config = config_of(script.stem)
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "pipedoctor", "check", str(script), "--format", "json",
-         "--quiet", "--timeout", str(timeout)],
+         "--quiet", "--timeout", str(timeout), *(["--config", str(config)] if config else [])],
         capture_output=True, text=True, timeout=timeout + 60,
     )  # fmt: skip
     elapsed = time.perf_counter() - started

@@ -13,8 +13,8 @@ The goal: the projected rate within 10% of the hand-fixed twin's, both capped at
 ceiling (what training could reach), and the first code finding the one the twin fixes, with a
 gain above 1.2. A row also says when the rewritten graph has exactly the hand-fixed twin's
 stages, op for op: then any gap between the two is timing noise, which the quartiles of the
-twin's per-turn gains show. A sample may come with a configuration (``<name>.toml`` or, for
-``large_dataset``, ``low_ram.toml``), read as ``--config`` would be.
+twin's per-turn gains show. A sample may come with a configuration (``<name>.toml``), read as
+``--config`` would be.
 
     python benchmarks/whatif.py [--turns 8] [--seconds 1.0] [NAME ...]
 """
@@ -129,10 +129,6 @@ def compare(name: str, turns: int, seconds: float) -> None:
     )
 
 
-CONFIGS = {"large_dataset": "low_ram.toml"}
-"""Samples checked with a configuration of their own, as README's commands give it."""
-
-
 def ceiling_of(model: Any, dataset: Any) -> float | None:
     """The compute ceiling, measured as a check measures it: a copy of the model trained on
     one real batch repeated."""
@@ -148,6 +144,8 @@ def ceiling_of(model: Any, dataset: Any) -> float | None:
 
 def row(name: str, defect: Any, twin: Any, turns: int, seconds: float) -> str:
     """The defective pipeline's projection, its rewrite and the hand-fixed twin, timed."""
+    from check_samples import config_of
+
     from pipedoctor.config import load_config
     from pipedoctor.graph import graphdef as g
     from pipedoctor.graph.candidate import rebuilt, rewritten
@@ -157,8 +155,7 @@ def row(name: str, defect: Any, twin: Any, turns: int, seconds: float) -> str:
     from pipedoctor.report import ranked
 
     (defect, model), (twin, _) = defect, twin
-    explicit = SAMPLES / CONFIGS[name] if name in CONFIGS else None
-    selection = load_config(SAMPLES, explicit=explicit).selection
+    selection = load_config(SAMPLES, explicit=config_of(name)).selection
     ceiling = ceiling_of(model, defect)
     gp, twin_gp = read_dataset(defect, None), read_dataset(twin, None)
     result = diagnose(

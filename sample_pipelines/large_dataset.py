@@ -8,7 +8,7 @@ scale) -> shuffle -> batch -> prefetch.
 
 Defect (PD106 missing-cache): every epoch reads and decodes every JPEG again. The decoded set
 (about 150 MB) is more than this job may keep in memory (run ``pipedoctor check`` with
-``--config sample_pipelines/low_ram.toml``, which lets a cache take only 0.2% of free RAM, to
+``--config sample_pipelines/large_dataset.toml``, which lets a cache take only 0.2% of free RAM, to
 see it so), so the fix caches to a file on local disk instead of in memory.
 """
 
