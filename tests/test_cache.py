@@ -201,3 +201,26 @@ def test_of_the_costly_positions_the_one_with_the_smallest_elements_holds_the_ca
     assert position.index == 1  # the tile costs nothing and quadruples the cache
     _, why = choose(build(tile), {0: 1e6, 1: 9.0e5, 2: 8.9e5}, 10.0)
     assert "takes under 10% of the pipeline's time" in why
+
+
+def test_a_pipelines_own_cache_is_filled_before_a_rebuild_is_timed() -> None:
+    from pipedoctor.graph import graphdef as g
+    from pipedoctor.graph.whatif import OwnCache
+
+    calls = []
+
+    def counted(x):
+        calls.append(1)
+        return x
+
+    def traced(x):
+        return tf.py_function(counted, [x], tf.int64)
+
+    ds = tf.data.Dataset.range(30).map(traced).cache().batch(4)
+    gp = read_dataset(ds, None)
+    warm = OwnCache(gp, batched=True)
+    assert warm.items == 30 // 4 + 1  # every batch, then the end that completes the cache
+    rebuild = warm(g.rebuild(gp.graph, ds.element_spec), time.perf_counter() + 20)
+    assert len(calls) == 30
+    assert sum(len(b) for b in rebuild) == 30  # the timed pass reads the cache ...
+    assert len(calls) == 30  # ... and calls the map no more
