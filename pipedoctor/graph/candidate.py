@@ -46,7 +46,8 @@ class Candidate:
     live: frozenset[str] = frozenset()
     """Graph nodes that hold live resources (a filled cache) a rebuild must keep."""
     writes_files: bool = False
-    """Needs files of its own (a cache on disk): measured and advised, never applied."""
+    """Needs files of its own (a cache on disk): measured and counted in the projection, but
+    ``optimize()`` never makes it, since the files would outlive the check."""
     details: dict[str, Any] = field(default_factory=dict)
     """What the report says about it beyond the gain (a cache's size, its reorders)."""
     upstream_of_it_is_moot: bool = False
@@ -62,9 +63,9 @@ class Candidate:
 
     @property
     def applicable(self) -> bool:
-        """May be applied without asking: safe, or unsafe and verified here; never a bound,
-        never a rewrite that leaves files behind."""
-        if self.bound or self.writes_files:
+        """May be applied without asking, so counted in the projection: safe, or unsafe and
+        verified here; never a bound."""
+        if self.bound:
             return False
         return self.safety == "safe" or (self.safety == "unsafe" and self.verified is not None)
 

@@ -146,6 +146,8 @@ def diagnose(
         "fixed_pipeline_samples_per_s": round(outcome.fixed, 1) if outcome.fixed else None,
         "fixes_applied": outcome.applied,
     }
+    for candidate in outcome.chosen:
+        candidate.cleanup()  # a cache on disk: the projection is measured, the files go
     findings = run_rules(analysis, "graph", selection, result.measurements)
     result.findings = with_gains(list(findings), outcome.fixes)
     return result

@@ -22,9 +22,7 @@ MEL_MATRIX = tf.signal.linear_to_mel_weight_matrix(
 
 def log_mel_features(signal, label):
     """Framed FFT, mel filter bank, log: the same numbers for the same signal, every time."""
-    spectrogram = tf.abs(
-        tf.signal.stft(signal, frame_length=FRAME_LENGTH, frame_step=FRAME_STEP)
-    )
+    spectrogram = tf.abs(tf.signal.stft(signal, frame_length=FRAME_LENGTH, frame_step=FRAME_STEP))
     mel = tf.tensordot(spectrogram, MEL_MATRIX, 1)
     log_mel = tf.math.log(mel + 1e-6)
     normalized = (log_mel - tf.reduce_mean(log_mel)) / (tf.math.reduce_std(log_mel) + 1e-6)

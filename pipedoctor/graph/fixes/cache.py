@@ -275,6 +275,11 @@ def _mb(size: float) -> str:
     return f"{size / 1e6:,.0f} MB" if size >= 1e6 else f"{size / 1e6:,.1f} MB"
 
 
+def _share(fraction: float) -> str:
+    """A fraction as a percentage with the digits it needs: 50%, 0.2%."""
+    return f"{fraction:.0%}" if fraction >= 0.01 else f"{fraction * 100:.2g}%"
+
+
 class CachePlan:
     """One cache candidate: its position and moves, filled on demand (``prepare``) in memory
     or, when it does not fit there, on local disk."""
@@ -335,7 +340,7 @@ class CachePlan:
             candidate.live = frozenset({LIVE_CACHE})
             candidate.verified = (
                 f"a first pass filled it: {_mb(in_ram.bytes)} for {in_ram.elements:,} elements, "
-                f"within {self.limits.ram_fraction:.0%} of the {_mb(free)} of free RAM"
+                f"within {_share(self.limits.ram_fraction)} of the {_mb(free)} of free RAM"
             )
             self._describe(candidate, "memory", in_ram)
             return None
@@ -350,7 +355,7 @@ class CachePlan:
         self, candidate: Candidate, deadline: float, in_ram: Fill, ram_limit: float
     ) -> str | None:
         too_big = (
-            f"it passed {_mb(ram_limit)} ({self.limits.ram_fraction:.0%} of free RAM) after "
+            f"it passed {_mb(ram_limit)} ({_share(self.limits.ram_fraction)} of free RAM) after "
             f"{in_ram.elements:,} elements"
         )
         self.folder = tempfile.TemporaryDirectory(
@@ -361,7 +366,7 @@ class CachePlan:
         on_disk = fill(self.prefix(), self.limits.disk_fraction * free_disk, deadline)
         if not on_disk.complete:
             why = (
-                f"more than {self.limits.disk_fraction:.0%} of the {_mb(free_disk)} free"
+                f"more than {_share(self.limits.disk_fraction)} of the {_mb(free_disk)} free"
                 if on_disk.stopped == "size"
                 else "a first pass to local disk did not end in time"
             )
@@ -373,7 +378,7 @@ class CachePlan:
         candidate.writes_files = True
         candidate.verified = (
             f"a first pass wrote it to local disk: {_mb(on_disk.bytes)} for "
-            f"{on_disk.elements:,} elements, within {self.limits.disk_fraction:.0%} of the "
+            f"{on_disk.elements:,} elements, within {_share(self.limits.disk_fraction)} of the "
             f"{_mb(free_disk)} free; in RAM {too_big}"
         )
         self._describe(candidate, "disk", on_disk)
