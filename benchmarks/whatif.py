@@ -160,7 +160,7 @@ def row(name: str, defect: Any, twin: Any, turns: int, seconds: float) -> str:
     gp, twin_gp = read_dataset(defect, None), read_dataset(twin, None)
     result = diagnose(
         defect, time.perf_counter() + WHATIF_BUDGET_S, selection=selection,
-        free_ram_bytes=free_ram(), ceiling=ceiling, sink=None,
+        free_ram_bytes=free_ram(), ceiling=ceiling, sink=None, keep_files=True,
     )  # fmt: skip
     outcome = result.outcome
     findings = ranked(result.findings)
@@ -177,6 +177,8 @@ def row(name: str, defect: Any, twin: Any, turns: int, seconds: float) -> str:
     for dataset in (as_is, *pipelines):
         warm(dataset, batched)
     rewrite, hand = (paired_gain(as_is, p, batched, turns, seconds=seconds) for p in pipelines)
+    for candidate in outcome.chosen:
+        candidate.cleanup()
     rate = statistics.median(rewrite.base_rates + hand.base_rates)
     cap = ceiling or float("inf")
     capped_projected, capped_hand = min(rate * projected, cap), min(rate * hand.gain, cap)
@@ -184,8 +186,6 @@ def row(name: str, defect: Any, twin: Any, turns: int, seconds: float) -> str:
     fixes += "".join(
         f"; bound: {f['title']} x{f['gain']:.1f}" for f in outcome.fixes if f.get("bound")
     )
-    advised = [f for f in outcome.fixes if f.get("gain") and f.get("writes_files")]
-    fixes += "".join(f"; advised: {f['title']} x{f['gain']:.1f}" for f in advised)
     if same and outcome.chosen:
         fixes += " [the rewrite has the hand fix's stages, op for op]"
     first = f"{top.rule} x{top.gain:.1f}" if top is not None and top.gain else "-"

@@ -91,13 +91,16 @@ def diagnose(
     ceiling: float | None = None,
     pipeline_rate: float | None = None,
     sink: str = "fit",
+    keep_files: bool = False,
 ) -> GraphDiagnosis:
     """Everything the graph can tell within ``deadline`` (``time.perf_counter()`` based).
 
     The what-ifs run first, so that the graph rules judge the pipeline with what was measured
     (PD106 places its cache where the measurement put it). A pipeline that cannot be serialised
     or rebuilt is not an error: the diagnosis says which part could not be analysed and why,
-    and the caller keeps its other facts and timings.
+    and the caller keeps its other facts and timings. A cache the projection wrote to local
+    disk is removed once measured, unless ``keep_files`` (then the caller reads the rewrite
+    through ``outcome.chosen`` and calls their ``cleanup``).
     """
     import tensorflow as tf
 
@@ -146,7 +149,7 @@ def diagnose(
         "fixed_pipeline_samples_per_s": round(outcome.fixed, 1) if outcome.fixed else None,
         "fixes_applied": outcome.applied,
     }
-    for candidate in outcome.chosen:
+    for candidate in [] if keep_files else outcome.chosen:
         candidate.cleanup()  # a cache on disk: the projection is measured, the files go
     findings = run_rules(analysis, "graph", selection, result.measurements)
     result.findings = with_gains(list(findings), outcome.fixes)
