@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field
 from enum import IntEnum
 from typing import Any
 
+from pipedoctor.diagnosis import NO_GAIN
+
 JSON_VERSION = 1
 
 
@@ -83,15 +85,22 @@ VERDICT_RULES = frozenset({"PD301"})
 
 
 def ranked(findings: list[Finding], later: frozenset[str] = frozenset()) -> list[Finding]:
-    """The verdict's finding first; then the fixes with a measured gain, the largest end-to-end
-    gain first; then the rest by severity; ties by place in the code. Findings of the rules in
-    ``later`` come after every other (a saturated host ranks the fixes that only add
-    parallelism after those that remove work)."""
+    """The verdict's finding first; then the fixes measured to pay off, the largest end-to-end
+    gain first; then the rest (a fix measured to buy nothing among them) by severity; ties by
+    place in the code. Findings of the rules in ``later`` come after every other (a saturated
+    host ranks the fixes that only add parallelism after those that remove work)."""
 
     def key(finding: Finding) -> tuple:
-        gain = finding.end_to_end_gain or finding.gain
-        tier = 0 if finding.rule in VERDICT_RULES else (1 if gain is not None else 2)
-        return (finding.rule in later, tier, -(gain or 1.0), -finding.severity, finding.sort_key())
+        gain = finding.end_to_end_gain or finding.gain or 1.0
+        pays = gain >= NO_GAIN
+        tier = 0 if finding.rule in VERDICT_RULES else (1 if pays else 2)
+        return (
+            finding.rule in later,
+            tier,
+            -gain if pays else 0.0,
+            -finding.severity,
+            finding.sort_key(),
+        )
 
     return sorted(findings, key=key)
 

@@ -109,7 +109,7 @@ def test_pd301_reports_headroom_an_upper_bound_never_a_gain() -> None:
     assert "headroom up to x6.9" in html and 'class="pd-gain"' not in html
 
 
-def test_the_verdict_leads_then_fixes_by_measured_end_to_end_gain_then_severity() -> None:
+def test_the_verdict_leads_then_paying_fixes_by_end_to_end_gain_then_severity() -> None:
     def at(rule: str, line: int, severity: Severity, gain=None, end_to_end=None) -> Finding:
         return Finding(rule, rule.lower(), severity, "m", path="train.py", line=line,
                        gain=gain, end_to_end_gain=end_to_end)  # fmt: skip
@@ -125,12 +125,10 @@ def test_the_verdict_leads_then_fixes_by_measured_end_to_end_gain_then_severity(
     report = build_report(calm_host, [], ALL_RULES, file_findings=code)
     order = [f.rule for f in report.findings]
     assert order[0] == "PD301"
-    measured = [f for f in report.findings if (f.end_to_end_gain or f.gain) is not None]
-    gains = [f.end_to_end_gain or f.gain for f in measured]
-    assert gains == sorted(gains, reverse=True)
-    assert order.index("PD106") < order.index("PD102") < order.index("PD104")
-    assert order.index("PD104") < order.index("PD105") < order.index("PD101")
-    assert order.index("PD105") < order.index("PD101")  # no gain: warning before info
+    paying = [f for f in report.findings if (f.end_to_end_gain or f.gain or 1.0) >= 1.05]
+    assert [f.rule for f in paying] == ["PD106", "PD102"]  # by measured end-to-end gain
+    assert order[1:3] == ["PD106", "PD102"]
+    assert order[3:] == ["PD105", "PD104", "PD101"]  # the rest by severity: x0.9 buys nothing
 
 
 def test_pd302_judges_with_the_users_pd301_thresholds() -> None:
@@ -170,3 +168,15 @@ def test_on_a_saturated_host_fixes_that_remove_work_rank_before_added_parallelis
     pd102 = next(f for f in busy.findings if f.rule == "PD102")
     assert "no idle core to use there" in pd102.message
     assert "no idle core" not in next(f for f in busy.findings if f.rule == "PD106").message
+
+
+def test_a_fix_measured_to_buy_nothing_ranks_by_severity_not_by_its_gain() -> None:
+    def at(rule: str, severity: Severity, gain: float | None) -> Finding:
+        return Finding(rule, rule.lower(), severity, "m", path="train.py", line=10,
+                       gain=gain, end_to_end_gain=gain)  # fmt: skip
+
+    code = [at("PD106", Severity.INFO, 1.0), at("PD202", Severity.WARNING, None),
+            at("PD102", Severity.WARNING, 1.6)]  # fmt: skip
+    report = build_report(INPUT_BOUND_JOB | {"host_cpu_percent": 40.0}, [], ALL_RULES,
+                          file_findings=code)  # fmt: skip
+    assert [f.rule for f in report.findings] == ["PD301", "PD102", "PD202", "PD106"]
