@@ -180,3 +180,14 @@ def test_a_fix_measured_to_buy_nothing_ranks_by_severity_not_by_its_gain() -> No
     report = build_report(INPUT_BOUND_JOB | {"host_cpu_percent": 40.0}, [], ALL_RULES,
                           file_findings=code)  # fmt: skip
     assert [f.rule for f in report.findings] == ["PD301", "PD102", "PD202", "PD106"]
+
+
+@pytest.mark.parametrize(("gain", "raised"), [(0.8, False), (1.02, False), (3.0, True)])
+def test_a_cache_measured_to_gain_nothing_is_no_finding(gain: float, raised: bool) -> None:
+    cache = {"stage": 1, "kind": "memory", "elements": 400, "bytes": 409600,
+             "fill_seconds": 0.4, "moves": [], "moved": []}  # fmt: skip
+    entry = {"rule": "PD106", "path": "train.py", "line": 12, "column": 5, "cache": cache,
+             "gain": gain, "end_to_end_gain": gain}  # fmt: skip
+    selection = only(Selection(), "PD106")
+    hits = list(run_rules(Analysis("<graph>"), "graph", selection, {"whatif": [entry]}))
+    assert bool(hits) is raised

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from pipedoctor.diagnosis import NO_GAIN
 from pipedoctor.pipeline import (
     AUTOTUNE,
     DECODING_FACTORIES,
@@ -331,9 +332,10 @@ def visibly_bounded(pipeline: Pipeline, stage: Stage) -> bool:
 
 def measured_cache(whatif: list[dict]) -> Iterator[Hit]:
     """Where the graph doctor measured a cache: its place, size and reorders (its gain, or why
-    it could not be measured, is attached with the other what-ifs')."""
+    it could not be measured, is attached with the other what-ifs'). A cache measured to gain
+    nothing is no finding: the work it would save is cheaper than reading it back."""
     for entry in whatif:
-        if entry.get("rule") != "PD106":
+        if entry.get("rule") != "PD106" or (entry.get("gain") or NO_GAIN) < NO_GAIN:
             continue
         where = None
         if entry.get("path"):

@@ -30,13 +30,22 @@ def measured(finding: Finding, gain: float | None, end_to_end: float | None) -> 
     if end_to_end is not None and end_to_end >= WORTH_FIXING and finding.severity is Severity.INFO:
         finding = replace(finding, severity=Severity.WARNING)
     if gain is not None and gain < NO_GAIN:
+        why = WHY_NOTHING.get(finding.rule, "")
         finding = replace(
             finding,
             severity=Severity.INFO,
-            message=finding.message + " Measured here, the fix gains nothing: TensorFlow's "
-            "own rewrites (map_parallelization, inject_prefetch) may already do it.",
+            message=f"{finding.message} Measured here, the fix gains nothing{why}.",
         )
     return finding
+
+
+WHY_NOTHING = {
+    "PD101": ": TensorFlow's own inject_prefetch may already add the prefetch at run time",
+    "PD102": ": TensorFlow's own map_parallelization may already run it in parallel",
+    "PD103": ": this stage is not what limits the pipeline here",
+    "PD104": ": reading these files is not what limits the pipeline here",
+}
+"""Why a measured fix can gain nothing, for the rules where TensorFlow or the pipeline says."""
 
 
 BOUND = " Measured bound:"
