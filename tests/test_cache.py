@@ -224,3 +224,13 @@ def test_a_pipelines_own_cache_is_filled_before_a_rebuild_is_timed() -> None:
     assert len(calls) == 30
     assert sum(len(b) for b in rebuild) == 30  # the timed pass reads the cache ...
     assert len(calls) == 30  # ... and calls the map no more
+
+
+def test_a_pipeline_that_caches_already_gets_no_cache_finding() -> None:
+    png = tf.io.encode_png(tf.zeros((6, 6, 3), tf.uint8))
+    shuffled = tf.data.Dataset.from_tensors(png).repeat(40).shuffle(40).map(tf.io.decode_png)
+    uncached = read_dataset(shuffled.batch(4), None)
+    moved = cache_candidate(uncached, PLENTY, {}, None)
+    assert moved is not None and "`shuffle` moved after it" in moved.title
+    cached = read_dataset(shuffled.cache().batch(4), None)  # a cache after a shuffle: PD107's
+    assert cache_candidate(cached, PLENTY, {}, None) is None

@@ -194,9 +194,8 @@ class OwnCache:
 
     def __init__(self, gp: GraphPipeline, batched: bool) -> None:
         self.items = 0
-        graph_nodes = g.nodes(gp.graph)
         for i, gs in enumerate(gp.stages):
-            if graph_nodes[gs.node].op in ("CacheDatasetV2", "CacheDataset"):
+            if gs.stage.op == "cache":
                 cached = prefix_cardinality(gp, i)
                 size = batch_size(gp) if batched else 1
                 if cached > 0:

@@ -30,9 +30,12 @@ def cache_candidate(
     gp: GraphPipeline, limits: Limits, rates: dict[int, float], pipeline_rate: float | None
 ) -> Candidate | None:
     """A cache after the expensive deterministic work, with the moves that open its place; or,
-    where a stage decodes but no cache can be tried, a candidate that only says why."""
+    where a stage decodes, nothing caches it and no cache can be tried, a candidate that only
+    says why."""
     position, why = choose(gp, rates, pipeline_rate)
     if position is None:
+        if any(s.stage.op in ("cache", "snapshot") for s in gp.stages):
+            return None  # it caches already; a cache in the wrong place is PD107's
         decoding = next(
             (i for i, s in enumerate(gp.stages) if s.stage.fn is not None and s.stage.fn.decodes),
             None,
