@@ -54,7 +54,7 @@ def test_cpu_device_memory_is_the_hosts_ram() -> None:
 
 
 def nvml_measurements() -> dict:
-    """The sampler's report built from recorded NVML readings of two A100-SXM4-40GB."""
+    """The sampler's report from synthetic NVML readings shaped like two A100-SXM4-40GB."""
     doc = json.loads(NVML_SAMPLES.read_text())
     samples = [GpuSample(**s) for s in doc["samples"]]
     names = {int(k): v for k, v in doc["names"].items()}

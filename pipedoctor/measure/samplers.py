@@ -85,7 +85,7 @@ class GpuReport:
 def summarize_gpus(samples: list[GpuSample], names: dict[int, str]) -> list[dict[str, Any]]:
     """Per device, sorted by index: utilisation mean/p5/p50/p95/min/max, peak memory, mean PCIe.
 
-    Pure, so recorded samples can be checked without a GPU. A device with no PCIe reading at all
+    Pure, so samples can be checked without a GPU. A device with no PCIe reading at all
     (unsupported, e.g. under vGPU) gets None rather than 0, which would read as an idle bus.
     """
     by_index: dict[int, list[GpuSample]] = {}
