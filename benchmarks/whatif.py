@@ -147,6 +147,7 @@ def row(name: str, defect: Any, twin: Any, turns: int, seconds: float) -> str:
     from check_samples import config_of
 
     from pipedoctor.config import load_config
+    from pipedoctor.graph import doctor
     from pipedoctor.graph import graphdef as g
     from pipedoctor.graph.candidate import rebuilt, rewritten
     from pipedoctor.graph.doctor import diagnose, free_ram
@@ -188,7 +189,11 @@ def row(name: str, defect: Any, twin: Any, turns: int, seconds: float) -> str:
     )
     if same and outcome.chosen:
         fixes += " [the rewrite has the hand fix's stages, op for op]"
-    first = f"{top.rule} x{top.gain:.1f}" if top is not None and top.gain else "-"
+    first = "-" if top is None else top.rule
+    if top is not None and top.gain:
+        first += f" x{top.gain:.1f}"
+    elif top is not None and doctor.BOUND in top.message:
+        first += " (bound)"
     low, high = hand.spread
     return (
         f"{name:<18} {rate:>8,.0f} {ceiling or 0:>8,.0f} {projected:>8.2f}x {rewrite.gain:>8.2f}x "

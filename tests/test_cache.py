@@ -234,3 +234,10 @@ def test_a_pipeline_that_caches_already_gets_no_cache_finding() -> None:
     assert moved is not None and "`shuffle` moved after it" in moved.title
     cached = read_dataset(shuffled.cache().batch(4), None)  # a cache after a shuffle: PD107's
     assert cache_candidate(cached, PLENTY, {}, None) is None
+
+
+def test_no_cache_is_offered_right_after_data_already_in_memory() -> None:
+    rows_in_memory = tf.data.Dataset.from_tensor_slices(np.arange(400, dtype=np.float32))
+    assert positions(read_dataset(rows_in_memory.shuffle(400).batch(16), None)) == []
+    mapped = read_dataset(rows_in_memory.map(spectrum).batch(16), None)
+    assert [p.index for p in positions(mapped)] == [1]  # after the costly map, not the source

@@ -46,6 +46,8 @@ READER_EXPANSIONS = frozenset(
     {"FlatMapDataset", "InterleaveDataset", "ParallelInterleaveDatasetV4",
      "LegacyParallelInterleaveDatasetV2"}
 )  # fmt: skip
+IN_MEMORY_SOURCES = frozenset({"TensorSliceDataset", "TensorDataset", "RangeDataset"})
+"""Sources that read memory already: a cache right after one would only copy it."""
 NEVER_CACHED_PAST = frozenset(
     {"CacheDatasetV2", "CacheDataset", "ShuffleAndRepeatDatasetV2", "DirectedInterleaveDataset"}
 )
@@ -167,7 +169,8 @@ def positions(gp: GraphPipeline) -> list[Position]:
                 if not (_reads_files(gp, i) and move.index == i - 1 or move.drop):
                     return found
                 move.drop = True  # a shuffle of file names: only a later shuffle replaces it
-        found.append(Position(i, [Move(m.index, m.node, m.op, m.drop) for m in pending]))
+        if op not in IN_MEMORY_SOURCES:
+            found.append(Position(i, [Move(m.index, m.node, m.op, m.drop) for m in pending]))
     return found
 
 
