@@ -240,4 +240,4 @@ def test_no_cache_is_offered_right_after_data_already_in_memory() -> None:
     rows_in_memory = tf.data.Dataset.from_tensor_slices(np.arange(400, dtype=np.float32))
     assert positions(read_dataset(rows_in_memory.shuffle(400).batch(16), None)) == []
     mapped = read_dataset(rows_in_memory.map(spectrum).batch(16), None)
-    assert [p.index for p in positions(mapped)] == [1]  # after the costly map, not the source
+    assert [p.index for p in positions(mapped)] == [1, 2]  # after the map or batch, not the source
