@@ -221,3 +221,21 @@ def test_gain_label_says_what_training_can_gain() -> None:
     plain = Finding("PD102", "sequential-map", Severity.WARNING, "m", gain=1.8, end_to_end_gain=1.8)
     assert gain_label(plain) == "measured gain x1.8"
     assert gain_label(Finding("PD101", "missing-prefetch", Severity.INFO, "m")) is None
+
+
+def test_bars_stay_readable_when_the_pipeline_or_projection_is_far_faster_than_the_model() -> None:
+    from pipedoctor.render.html import render_html
+
+    measurements = {"pipeline_samples_per_s": 2004.0, "ceiling_samples_per_s": 15664.0,
+                    "training_samples_per_s": 1816.0,
+                    "fixed_pipeline_samples_per_s": 291874.0}  # fmt: skip
+    lines = render_text(Report(measurements=measurements)).splitlines()
+    assert lines[0] == "Throughput (samples/s; bars to 31,328, ▶ beyond)"
+    pipeline, ceiling, training, fixes = (line.split()[-1] for line in lines[1:5])
+    assert ceiling.count("█") == 12  # half the scale: the ceiling is what matters
+    assert training.count("█") == 1 and pipeline.count("█") == 2
+    assert fixes == "█" * 23 + "▶"
+    page = render_html(Report(measurements=measurements))
+    assert "bars to 31,328, longer ones cut" in page and "width: 100.0%" in page
+    close = {**measurements, "fixed_pipeline_samples_per_s": 9000.0}
+    assert render_text(Report(measurements=close)).startswith("Throughput (samples/s)\n")

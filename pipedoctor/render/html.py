@@ -26,6 +26,7 @@ from pipedoctor.render.charts import (
     stage_bars,
 )
 from pipedoctor.render.text import (
+    bar_top,
     ci_text,
     detail_lines,
     gain_label,
@@ -237,10 +238,11 @@ def _throughput(measurements: Mapping[str, Any]) -> list[str]:
     rows = throughputs(measurements)
     if not rows:
         return []
-    top = max(row.samples_per_s for row in rows)
-    out = ['<h4>Throughput <span class="pd-muted">(samples/s)</span></h4>']
+    top, clipped = bar_top(rows)
+    scale = f" · bars to {samples(top)}, longer ones cut" if clipped else ""
+    out = [f'<h4>Throughput <span class="pd-muted">(samples/s{_e(scale)})</span></h4>']
     for row in rows:
-        width = 100 * row.samples_per_s / top if top > 0 else 0.0
+        width = min(100.0, 100 * row.samples_per_s / top) if top > 0 else 0.0
         ci = f' <span class="pd-muted">{_e(ci_text(row.ci))}</span>' if row.ci is not None else ""
         out.append(
             f'<div class="pd-row pd-{row.key}"><span>{_e(row.label)}</span>'

@@ -63,18 +63,21 @@ def _measurements(measurements: Mapping[str, Any], color: bool) -> list[str]:
     lines: list[str] = []
     rows = throughputs(measurements)
     if rows:
-        lines.append(_paint("Throughput (samples/s)", _BOLD, color))
-        top = max(row.samples_per_s for row in rows)
+        top, clipped = bar_top(rows)
+        scale = f"; bars to {samples(top)}, ▶ beyond" if clipped else ""
+        lines.append(_paint(f"Throughput (samples/s{scale})", _BOLD, color))
         label_w = max(len(row.label) for row in rows)
         value_w = max(len(samples(row.samples_per_s)) for row in rows)
         ci_w = max(len(ci_text(row.ci)) for row in rows)
         for row in rows:
             filled = bar_cells(row.samples_per_s, top, BAR_WIDTH)
             rest = _paint("░" * (BAR_WIDTH - filled), _DIM, color) if filled < BAR_WIDTH else ""
+            bar = "█" * filled + rest
+            if row.samples_per_s > top:
+                bar = "█" * (BAR_WIDTH - 1) + "▶"  # beyond the scale: clipped
             ci = f"{ci_text(row.ci):<{ci_w}}  " if ci_w else ""
             lines.append(
-                f"  {row.label:<{label_w}}  {samples(row.samples_per_s):>{value_w}}  "
-                f"{ci}{'█' * filled}{rest}"
+                f"  {row.label:<{label_w}}  {samples(row.samples_per_s):>{value_w}}  {ci}{bar}"
             )
     gpus = gpu_list(measurements)
     if gpus:
@@ -431,10 +434,26 @@ def ci_text(ci: float | None) -> str:
 
 
 def bar_cells(value: float, top: float, width: int) -> int:
-    """Cells of a ``width`` bar for ``value`` against the largest rate; a measured rate gets one."""
+    """Cells of a ``width`` bar for ``value`` against ``top``; a measured rate gets one, a rate
+    beyond ``top`` fills the bar."""
     if top <= 0 or value <= 0:
         return 0
-    return max(1, round(width * value / top))
+    return min(width, max(1, round(width * value / top)))
+
+
+BAR_REACH = 2.0
+"""The bars span this many times what the model can take (the larger of ceiling and training):
+a pipeline or a projection beyond that only needs to be seen to be more than enough."""
+
+
+def bar_top(rows: list[Throughput]) -> tuple[float, bool]:
+    """The rate a full bar stands for, and whether some row goes beyond it (drawn clipped), so
+    that a pipeline 100x faster than the model does not shrink the rows that matter to a cell."""
+    largest = max(row.samples_per_s for row in rows)
+    model = max((r.samples_per_s for r in rows if r.key in ("ceiling", "training")), default=0.0)
+    if model <= 0 or largest <= BAR_REACH * model:
+        return largest, False
+    return BAR_REACH * model, True
 
 
 def throughputs(measurements: Mapping[str, Any]) -> list[Throughput]:
