@@ -158,8 +158,9 @@ def diagnose(
         "fixed_pipeline_samples_per_s": round(outcome.fixed, 1) if outcome.fixed else None,
         "fixes_applied": outcome.applied,
     }
-    for candidate in [] if keep_files else outcome.chosen:
-        candidate.cleanup()  # a cache on disk: the projection is measured, the files go
+    if not keep_files:  # a cache on disk: the projection is measured, the files go
+        for candidate in outcome.chosen:
+            candidate.cleanup()
     findings = run_rules(analysis, "graph", selection, result.measurements)
     result.findings = with_gains(list(findings), outcome.fixes)
     return result
