@@ -38,7 +38,7 @@ def prepared(ds, limits: Limits = PLENTY, rates: dict | None = None):
     gp = read_dataset(ds, None)
     candidate = cache_candidate(gp, limits, rates or {}, None)
     assert candidate is not None and candidate.skip_reason is None
-    why = candidate.prepare(time.perf_counter() + 20)
+    why = candidate.prepare(time.perf_counter() + 120)
     return gp, candidate, why
 
 
@@ -220,7 +220,7 @@ def test_a_pipelines_own_cache_is_filled_before_a_rebuild_is_timed() -> None:
     gp = read_dataset(ds, None)
     warm = OwnCache(gp, batched=True)
     assert warm.items == 30 // 4 + 1  # every batch, then the end that completes the cache
-    rebuild = warm(g.rebuild(gp.graph, ds.element_spec), time.perf_counter() + 20)
+    rebuild = warm(g.rebuild(gp.graph, ds.element_spec), time.perf_counter() + 120)
     assert len(calls) == 30
     assert sum(len(b) for b in rebuild) == 30  # the timed pass reads the cache ...
     assert len(calls) == 30  # ... and calls the map no more
