@@ -13,6 +13,7 @@ import math
 import random
 import subprocess
 import sys
+import time
 import types
 from pathlib import Path
 
@@ -276,3 +277,50 @@ def test_an_interrupted_fit_leaves_a_passive_wrapper_and_the_next_fit_cleans_up(
     model.fit(make_dataset(0, 8), epochs=1, verbose=0, callbacks=[monitor])
     assert not hasattr(model.train_function, ORIGINAL)
     assert len(monitor.report.measurements["epochs"]) == 1
+
+
+# --- the probe of a worker's own pipeline ---------------------------------------------------------
+
+
+def pause(value, seconds: float):  # noqa: ANN001, ANN201
+    time.sleep(seconds)
+    return value
+
+
+def test_the_probe_reads_the_dataset_a_distributed_iterator_takes_its_batches_from() -> None:
+    from pipedoctor.monitor.probe import local_dataset, probe
+
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+    source = tf.data.Dataset.range(4096).batch(32)
+    local = local_dataset(iter(strategy.experimental_distribute_dataset(source)))
+    assert [int(b[0]) for b in local.take(2)] == [0, 32]  # the batches the replicas get
+    assert local_dataset(iter(source)) is not None and local_dataset(object()) is None
+
+    slow = (
+        tf.data.Dataset.range(10**6)
+        .batch(8)
+        .map(lambda b: tf.numpy_function(lambda x: pause(x, 0.02), [b], tf.int64))
+    )
+    fast, held_back = probe(source, 1.0), probe(slow, 1.0)
+    assert held_back.samples_per_s < 8 / 0.02 * 1.1 < fast.samples_per_s
+    assert held_back.note is None and 0.9 < held_back.seconds < 3
+
+
+def test_a_probe_that_gets_no_batch_or_an_error_ends_with_a_note(monkeypatch) -> None:
+    from pipedoctor.monitor import probe as probing
+
+    monkeypatch.setattr(probing, "GRACE_S", 1.0)
+    never = tf.data.Dataset.range(3).map(
+        lambda x: tf.numpy_function(lambda v: pause(v, 6), [x], tf.int64)
+    )
+    started = time.perf_counter()
+    outcome = probing.probe(never, 0.5)
+    assert time.perf_counter() - started < 4
+    assert outcome.samples_per_s is None and "gave no batch within 1.5 s" in outcome.note
+
+    broken = tf.data.Dataset.range(3).map(
+        lambda x: tf.debugging.check_numerics(tf.cast(x, tf.float32) / 0.0, "a division by 0")
+    )
+    failed = probing.probe(broken, 0.5)
+    assert failed.samples_per_s is None and "could not be read alone" in failed.note
+    assert "a division by 0" in failed.note

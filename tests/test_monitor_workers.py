@@ -86,6 +86,13 @@ def test_a_two_process_multi_worker_job_is_watched_per_worker(tmp_path: Path) ->
         m["input_wait_estimate"]
     )  # fmt: skip
     assert wait > 0.4
+    # So the workers' figures come out alike; each one's own pipeline, read alone after the
+    # last epoch, tells them apart, and PD307 names the slow one.
+    fast, slow_alone = (w["pipeline_samples_per_s"] for w in workers)
+    assert slow_alone < 16 / 0.08 * 1.1 < 10 * slow_alone < fast
+    assert "pipedoctor[worker-1] own pipeline alone:" in slow_output
+    (straggler,) = [f for f in report["findings"] if f["rule"] == "PD307"]
+    assert straggler["message"].startswith("Worker worker-1's own input pipeline, read alone")
     assert sorted(p.name for p in (logs / "pipedoctor").glob("*.json")) == [
         "worker-0.json",
         "worker-1.json",
@@ -97,6 +104,13 @@ def test_a_two_process_multi_worker_job_is_watched_per_worker(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     again = json.loads(done.stdout)
     assert [w["worker"] for w in again["measurements"]["per_worker"]] == ["worker-0", "worker-1"]
+    assert [f["message"] for f in again["findings"] if f["rule"] == "PD307"] == [
+        straggler["message"]
+    ]
+    text = pipedoctor("report", str(logs)).stdout
+    assert "Throughput (samples/s on worker-0)" in text  # one worker's rates, said so
+    assert "batch 16 per worker on 2 replicas over 2 workers" in text
+    assert "worker-1 " in text and "own pipeline alone" in text
     page = pipedoctor("report", str(logs), "--format", "html")
     assert page.returncode == 0 and page.stdout.startswith("<!DOCTYPE html>")
 

@@ -85,6 +85,35 @@ def test_pd307_stays_quiet_on_even_or_incomplete_workers(per_worker: list) -> No
     assert findings({"per_worker": per_worker}, "PD307") == []
 
 
+def fed(name: str, alone: float | None, taken: float = 218.0) -> dict:
+    """A worker of a synchronous job: even step time and wait, its own pipeline's rate."""
+    return dict(worker(name, 73.0, 0.6), pipeline_samples_per_s=alone, samples_per_s=taken)
+
+
+def test_pd307_names_the_worker_whose_own_pipeline_cannot_keep_up() -> None:
+    per_worker = [fed("worker-0", 46_469.0), fed("worker-1", 196.0), fed("worker-2", 41_000.0)]
+    (hit,) = findings({"per_worker": per_worker}, "PD307")
+    assert hit.message.startswith(
+        "Worker worker-1's own input pipeline, read alone, gives 196 samples/s against 43,734"
+    )
+    assert "training takes 218 samples/s from each worker" in hit.message
+
+
+@pytest.mark.parametrize(
+    "per_worker",
+    [
+        [fed("w0", 9_000.0), fed("w1", 3_000.0)],  # slower, but 14x what training takes
+        [fed("w0", 300.0), fed("w1", 260.0)],  # within the 20% gap
+        [fed("w0", 300.0), fed("w1", None)],  # one worker was not probed
+        [fed("w0", 300.0), fed("w1", 100.0, taken=0.0)],  # nothing known to be taken from it
+    ],
+)
+def test_pd307_leaves_a_slower_pipeline_alone_when_it_keeps_up_or_is_unknown(
+    per_worker: list,
+) -> None:
+    assert findings({"per_worker": per_worker}, "PD307") == []
+
+
 def test_pd307_gap_is_a_parameter() -> None:
     per_worker = [worker("w0", 100), worker("w1", 110)]
     assert len(findings({"per_worker": per_worker}, "PD307", {"straggler_gap": 0.04})) == 1

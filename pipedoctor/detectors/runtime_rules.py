@@ -186,7 +186,7 @@ def slow_worker(context: Context) -> Iterator[Hit]:
     slowest = max(workers, key=lambda w: w["step_ms"])
     excess = slowest["step_ms"] / typical - 1.0
     if excess < context.param("straggler_gap"):
-        yield from _waits_longer(context, workers)
+        yield from _waits_longer(context, workers) or _fed_slowest(context, workers)
         return
     message = (
         f"Worker {slowest.get('worker', '?')} takes {slowest['step_ms']:,.1f} ms per step "
@@ -211,23 +211,58 @@ def slow_worker(context: Context) -> Iterator[Hit]:
     yield Hit(None, message)
 
 
-def _waits_longer(context: Context, workers: list[dict]) -> Iterator[Hit]:
+def _waits_longer(context: Context, workers: list[dict]) -> list[Hit]:
     """Synchronous training evens the step times out (every worker's step ends at the same
     all-reduce), so a worker fed more slowly shows in its input wait instead: it waits for its
     batches while the others wait for it inside their steps."""
     waits = [w for w in workers if isinstance(w.get("input_wait_fraction"), (int, float))]
     if len(waits) < 2:
-        return
+        return []
     hungriest = max(waits, key=lambda w: w["input_wait_fraction"])
     own = hungriest["input_wait_fraction"]
     rest = statistics.median(w["input_wait_fraction"] for w in waits if w is not hungriest)
     if own - rest < context.param("input_wait_gap"):
-        return
-    yield Hit(
-        None,
-        f"Worker {hungriest.get('worker', '?')} waits for input {own:.0%} of its step time "
-        f"against {rest:.0%} on the other workers, with step times within "
-        f"{context.param('straggler_gap'):.0%} of each other: in synchronous training the "
-        "others wait for it inside their steps. Its input is slower (an uneven file share, a "
-        "slower disk, or a busier host).",
-    )
+        return []
+    return [
+        Hit(
+            None,
+            f"Worker {hungriest.get('worker', '?')} waits for input {own:.0%} of its step time "
+            f"against {rest:.0%} on the other workers, with step times within "
+            f"{context.param('straggler_gap'):.0%} of each other: in synchronous training the "
+            "others wait for it inside their steps. Its input is slower (an uneven file share, a "
+            "slower disk, or a busier host).",
+        )
+    ]
+
+
+def _positive(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def _fed_slowest(context: Context, workers: list[dict]) -> list[Hit]:
+    """Under ``MultiWorkerMirroredStrategy`` every dequeue all-reduces too, so even the input
+    waits come out alike. Each worker's own pipeline, read alone after training (the monitor's
+    probe), tells which one feeds the job slowest; it counts when it gives barely more than
+    training takes from each worker."""
+    rated = [w for w in workers if _positive(w.get("pipeline_samples_per_s"))]
+    if len(rated) < 2:
+        return []
+    slowest = min(rated, key=lambda w: w["pipeline_samples_per_s"])
+    own = slowest["pipeline_samples_per_s"]
+    usual = statistics.median(w["pipeline_samples_per_s"] for w in rated if w is not slowest)
+    taken = slowest.get("samples_per_s")
+    if own > (1 - context.param("pipeline_gap")) * usual:
+        return []
+    if not _positive(taken) or own > context.param("pipeline_margin") * taken:
+        return []  # slower than the others, yet fast enough for what training takes
+    return [
+        Hit(
+            None,
+            f"Worker {slowest.get('worker', '?')}'s own input pipeline, read alone, gives "
+            f"{own:,.0f} samples/s against {usual:,.0f} on the other workers, and training takes "
+            f"{taken:,.0f} samples/s from each worker: every step waits for its batches, so the "
+            "job runs at its pace. Step times and input waits look alike on every worker "
+            "because each step's all-reduce makes all of them wait for the slowest. Its input "
+            "is slower: an uneven file share, a slower disk, or a busier host.",
+        )
+    ]

@@ -33,6 +33,7 @@ from pipedoctor.measure.samplers import (
 )
 from pipedoctor.measure.timeline import PhaseTimeline, gpu_series, host_series
 from pipedoctor.monitor import lines
+from pipedoctor.monitor.probe import local_dataset, probe
 from pipedoctor.monitor.records import (
     FINISHED,
     RUNNING,
@@ -71,7 +72,9 @@ class Monitor(keras.callbacks.Callback):
     calls split into waiting for input and stepping (default: adapted so the split costs at
     most ``overhead_budget`` of the step time, between 2% and 50% of the calls).
     ``select``/``ignore``: rule codes, as for ``check``. ``wait_for_workers_s``: how long the
-    chief waits at the end for the other workers' last records. ``print_fn`` receives each line.
+    chief waits at the end for the other workers' last records. ``probe_s``: in a multi-worker
+    job on TensorFlow, how long each worker reads its own pipeline alone after the last epoch,
+    so the chief can tell which one is slow (0: not at all). ``print_fn`` receives each line.
     """
 
     def __init__(
@@ -85,6 +88,7 @@ class Monitor(keras.callbacks.Callback):
         select: list[str] | None = None,
         ignore: list[str] | None = None,
         wait_for_workers_s: float = 10.0,
+        probe_s: float = 3.0,
         max_samples: int = 2048,
         print_fn: Callable[[str], None] | None = None,
     ) -> None:
@@ -98,6 +102,9 @@ class Monitor(keras.callbacks.Callback):
         self.split_fraction, self.overhead_budget = split_fraction, overhead_budget
         self.select, self.ignore = select, ignore
         self.wait_for_workers_s = wait_for_workers_s
+        if not probe_s >= 0:
+            raise ValueError(f"probe_s must be 0 or more seconds, not {probe_s}")
+        self.probe_s = probe_s
         self.max_samples = max_samples
         self.print_fn = print_fn or (lambda line: print(line, flush=True))
         self.report: Report | None = None
@@ -271,11 +278,14 @@ class Monitor(keras.callbacks.Callback):
         now = self._now()
         if self._tally.current is not None:  # stopped inside an epoch (stop_training, steps)
             self._epoch_end()
+        iterator = self._clock.train_iterator
         self._clock.close()
         self._unwrap("train")
         self._unwrap("eval")
         gpu_report, host_report = self._gpu.stop(), self._host.stop()
         measurements = self._measurements(now, final=True, reports=(gpu_report, host_report))
+        if self._worker.multi and self._setup["backend"] == "tensorflow" and self.probe_s > 0:
+            self._probe(iterator, measurements)
         if self._worker.is_chief and self._worker.multi:
             self._compare_workers(measurements, wait_s=self.wait_for_workers_s)
         self._notes_from_parts()
@@ -335,6 +345,8 @@ class Monitor(keras.callbacks.Callback):
         data.update(to_measurements(*reports))
         data.update(self._setup)
         data["worker"] = self._worker.name
+        if self._worker.multi:  # the rates and the batch are this worker's share of the job
+            data["workers"] = len(self._worker.peers)
         origin = self._origin - self._mono_offset
         data["timeline"] = {
             "seconds": round(now - self._origin, 2),
@@ -351,6 +363,21 @@ class Monitor(keras.callbacks.Callback):
             "final": final,
         }
         return data
+
+    def _probe(self, iterator: Any, measurements: dict[str, Any]) -> None:
+        """Time this worker's own pipeline alone (``probe``): ``worker_pipeline``."""
+        dataset = local_dataset(iterator)
+        if dataset is None:
+            self.notes.append(
+                "this worker's own pipeline could not be reached, so it was not timed alone"
+            )
+            return
+        probed = probe(dataset, self.probe_s)
+        if probed.note is not None:
+            self.notes.append(f"{probed.note}, so this worker was not timed alone")
+            return
+        measurements["worker_pipeline"] = probed.figures()
+        self._say(lines.probe_line(probed.samples_per_s, probed.seconds, self._label()))
 
     def _compare_workers(self, measurements: dict[str, Any], wait_s: float) -> None:
         """The chief's view: every worker's summary (PD307), and notes on missing ones."""

@@ -68,3 +68,9 @@ def verdict_line(verdict: str | None, measurements: dict[str, Any], worker: str 
     if wait:
         parts.append(f"{wait} over the run")
     return f"{prefix(worker)} run: " + ", ".join(parts)
+
+
+def probe_line(rate: float | None, seconds: float, worker: str | None) -> str:
+    """What this worker's own pipeline gave, read alone after training."""
+    read = f"read for {seconds:.1f} s"
+    return f"{prefix(worker)} own pipeline alone: {samples(rate)} samples/s ({read})"

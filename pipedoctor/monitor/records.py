@@ -92,7 +92,8 @@ def find_records(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
 
 
 def worker_summary(record: dict[str, Any]) -> dict[str, Any]:
-    """One ``per_worker`` entry: the worker's name, median step time, input-wait share, rate."""
+    """One ``per_worker`` entry: the worker's name, median step time, input-wait share, rate,
+    and what its own pipeline gave alone (``probe``)."""
     m = record.get("measurements") or {}
     epochs = m.get("epochs") or []
     step = (m.get("step_ms") or {}).get("training")
@@ -101,6 +102,7 @@ def worker_summary(record: dict[str, Any]) -> dict[str, Any]:
         "step_ms": step,
         "input_wait_fraction": m.get("input_wait_fraction"),
         "samples_per_s": m.get("training_samples_per_s"),
+        "pipeline_samples_per_s": (m.get("worker_pipeline") or {}).get("samples_per_s"),
         "steps": sum(int(e.get("steps") or 0) for e in epochs),
         "samples": sum(int(e.get("samples") or 0) for e in epochs),
         "epochs": len(epochs),

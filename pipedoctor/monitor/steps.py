@@ -362,6 +362,8 @@ class StepClock:
         self._last: dict[str, Any] = {}
         self._last_end: dict[str, float] = {}
         self._iterator_types: tuple[type, ...] = ()
+        self.train_iterator: Any = None
+        """The iterator the train function last read from (TensorFlow): what ``probe`` reads."""
 
     def restart(self, phase: str) -> None:
         """A new epoch or evaluation: number calls from 0, and measure the floor again."""
@@ -395,6 +397,7 @@ class StepClock:
 
     def close(self) -> None:
         self.active = False
+        self.train_iterator = None
         self._last.clear()
         self.floors.clear()
 
@@ -459,6 +462,8 @@ class StepClock:
         def timed(iterator: Any) -> Any:
             if not self.active:
                 return function(iterator)
+            if phase == "train":
+                self.train_iterator = iterator
             index = self._index(phase)
             before = traces()
             splittable = stock and isinstance(iterator, self._iterator_types)

@@ -35,6 +35,7 @@ from pipedoctor.render.text import (
     host_cpu,
     mapping,
     number,
+    rate_scope,
     run_setup,
     samples,
     string,
@@ -240,7 +241,8 @@ def _throughput(measurements: Mapping[str, Any]) -> list[str]:
         return []
     top, clipped = bar_top(rows)
     scale = f" · bars to {samples(top)}, longer ones cut" if clipped else ""
-    out = [f'<h4>Throughput <span class="pd-muted">(samples/s{_e(scale)})</span></h4>']
+    unit = f"samples/s{rate_scope(measurements)}{scale}"
+    out = [f'<h4>Throughput <span class="pd-muted">({_e(unit)})</span></h4>']
     for row in rows:
         width = min(100.0, 100 * row.samples_per_s / top) if top > 0 else 0.0
         ci = f' <span class="pd-muted">{_e(ci_text(row.ci))}</span>' if row.ci is not None else ""

@@ -65,7 +65,8 @@ def _measurements(measurements: Mapping[str, Any], color: bool) -> list[str]:
     if rows:
         top, clipped = bar_top(rows)
         scale = f"; bars to {samples(top)}, ▶ beyond" if clipped else ""
-        lines.append(_paint(f"Throughput (samples/s{scale})", _BOLD, color))
+        unit = f"samples/s{rate_scope(measurements)}{scale}"
+        lines.append(_paint(f"Throughput ({unit})", _BOLD, color))
         label_w = max(len(row.label) for row in rows)
         value_w = max(len(samples(row.samples_per_s)) for row in rows)
         ci_w = max(len(ci_text(row.ci)) for row in rows)
@@ -247,7 +248,8 @@ def time_split_line(measurements: Mapping[str, Any]) -> str | None:
 
 
 def workers_line(measurements: Mapping[str, Any]) -> str | None:
-    """``worker-0 35.1 ms/step, input wait 4%; worker-1 36.0 ms/step, input wait 61%``."""
+    """``worker-0 35.1 ms/step, input wait 4%; worker-1 36.0 ms/step, input wait 61%``, with
+    what each worker's own pipeline gave read alone, where the monitor probed it."""
     entries = []
     for worker in measurements.get("per_worker") or []:
         if not isinstance(worker, Mapping) or not string(worker.get("worker")):
@@ -257,6 +259,8 @@ def workers_line(measurements: Mapping[str, Any]) -> str | None:
             text += f" {step:.1f} ms/step"
         if (wait := number(worker.get("input_wait_fraction"))) is not None:
             text += f", input wait {wait:.0%}"
+        if (alone := number(worker.get("pipeline_samples_per_s"))) is not None:
+            text += f", own pipeline alone {samples(alone)} samples/s"
         entries.append(text)
     return "; ".join(entries) or None
 
@@ -446,6 +450,12 @@ BAR_REACH = 2.0
 a pipeline or a projection beyond that only needs to be seen to be more than enough."""
 
 
+def rate_scope(measurements: Mapping[str, Any]) -> str:
+    """`` on worker-1`` where the rates are one worker's of a multi-worker job, else nothing."""
+    name = string(measurements.get("worker"))
+    return f" on {name}" if name and (whole(measurements.get("workers")) or 1) > 1 else ""
+
+
 def bar_top(rows: list[Throughput]) -> tuple[float, bool]:
     """The rate a full bar stands for, and whether some row goes beyond it (drawn clipped), so
     that a pipeline 100x faster than the model does not shrink the rows that matter to a cell."""
@@ -527,10 +537,13 @@ def run_setup(measurements: Mapping[str, Any]) -> str | None:
     batch = number(measurements.get("batch_size"))
     replicas = whole(measurements.get("replicas"))
     strategy = string(measurements.get("strategy"))
+    workers = whole(measurements.get("workers")) or 1
     if batch is not None:
-        setup = f"batch {batch:,.0f}"
+        setup = f"batch {batch:,.0f}" + (" per worker" if workers > 1 else "")
         if replicas is not None:
             setup += f" on {_plural(replicas, 'replica')}"
+        if workers > 1:
+            setup += f" over {workers} workers"
         parts.append(setup + (f" ({strategy})" if strategy else ""))
     step = mapping(measurements.get("step_ms"))
     steps = ", ".join(
