@@ -305,6 +305,19 @@ def test_the_probe_reads_the_dataset_a_distributed_iterator_takes_its_batches_fr
     assert held_back.samples_per_s < 8 / 0.02 * 1.1 < fast.samples_per_s
     assert held_back.note is None and 0.9 < held_back.seconds < 3
 
+    # A start that takes long (a shuffle buffer to fill) is kept out of the rate and the time.
+    late = (
+        tf.data.Dataset.range(10**6)
+        .batch(32)
+        .map(
+            lambda b: tf.numpy_function(
+                lambda x: pause(x, 1.5 if x[0] == 0 else 0.0), [b], tf.int64
+            )
+        )
+    )
+    started = probe(late, 1.0)
+    assert started.startup_s > 1.4 and started.seconds < 1.4 and started.samples_per_s > 1000
+
 
 def test_a_probe_that_gets_no_batch_or_an_error_ends_with_a_note(monkeypatch) -> None:
     from pipedoctor.monitor import probe as probing

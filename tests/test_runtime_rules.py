@@ -99,11 +99,24 @@ def test_pd307_names_the_worker_whose_own_pipeline_cannot_keep_up() -> None:
     assert "training takes 218 samples/s from each worker" in hit.message
 
 
+def test_pd307_a_worker_that_waits_longer_also_shows_its_pipeline_read_alone() -> None:
+    per_worker = [dict(fed("w0", 5_000.0), input_wait_fraction=0.5), fed("w1", 200.0)]
+    per_worker[1]["input_wait_fraction"] = 0.8
+    (hit,) = findings({"per_worker": per_worker}, "PD307")
+    assert hit.message.startswith("Worker w1 waits for input 80% of its step time against 50%")
+    assert hit.message.endswith(
+        "its own pipeline gives 200 samples/s against 5,000 on the other workers."
+    )
+    del per_worker[0]["pipeline_samples_per_s"]  # a worker not probed: no comparison
+    (unprobed,) = findings({"per_worker": per_worker}, "PD307")
+    assert "Read alone" not in unprobed.message
+
+
 @pytest.mark.parametrize(
     "per_worker",
     [
         [fed("w0", 9_000.0), fed("w1", 3_000.0)],  # slower, but 14x what training takes
-        [fed("w0", 300.0), fed("w1", 260.0)],  # within the 20% gap
+        [fed("w0", 300.0), fed("w1", 260.0)],  # within the 30% gap
         [fed("w0", 300.0), fed("w1", None)],  # one worker was not probed
         [fed("w0", 300.0), fed("w1", 100.0, taken=0.0)],  # nothing known to be taken from it
     ],

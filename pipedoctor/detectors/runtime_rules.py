@@ -230,9 +230,21 @@ def _waits_longer(context: Context, workers: list[dict]) -> list[Hit]:
             f"against {rest:.0%} on the other workers, with step times within "
             f"{context.param('straggler_gap'):.0%} of each other: in synchronous training the "
             "others wait for it inside their steps. Its input is slower (an uneven file share, a "
-            "slower disk, or a busier host).",
+            "slower disk, or a busier host)." + _alone(workers, hungriest),
         )
     ]
+
+
+def _alone(workers: list[dict], worker: dict) -> str:
+    """What the worker's own pipeline gave read alone against the others', where probed."""
+    own = worker.get("pipeline_samples_per_s")
+    others = [w.get("pipeline_samples_per_s") for w in workers if w is not worker]
+    if not _positive(own) or not others or not all(_positive(rate) for rate in others):
+        return ""
+    return (
+        f" Read alone, its own pipeline gives {own:,.0f} samples/s against "
+        f"{statistics.median(others):,.0f} on the other workers."
+    )
 
 
 def _positive(value: object) -> bool:

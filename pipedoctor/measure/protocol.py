@@ -155,21 +155,27 @@ MIN_ITEMS = 3
 spend its whole share tracing), unless the check's own deadline has passed."""
 
 
-def time_to_stop(meter: RateMeter, deadline: float, hard_deadline: float | None) -> bool:
+def time_to_stop(
+    meter: RateMeter, deadline: float, hard_deadline: float | None, *, settle: bool = True
+) -> bool:
+    """At the deadline (with ``MIN_ITEMS`` seen), or earlier once the rate is known to ±5%
+    (``settle``)."""
     now = time.perf_counter()
-    if meter.converged or (hard_deadline is not None and now >= hard_deadline):
+    if (settle and meter.converged) or (hard_deadline is not None and now >= hard_deadline):
         return True
     return now >= deadline and meter.seen >= MIN_ITEMS
 
 
 def measure_pipeline(
-    dataset: Any, deadline: float, hard_deadline: float | None = None
+    dataset: Any, deadline: float, hard_deadline: float | None = None, *, settle: bool = True
 ) -> Rate | None:
-    """Samples per second of the dataset alone, in steady state."""
+    """Samples per second of the dataset alone, in steady state. ``settle=False`` reads until
+    the deadline even once the rate is known: pipelines timed side by side then share the
+    same stretch of time."""
     meter = RateMeter(warmup_items=3, warmup_s=0.5)
     for element in _iterate(dataset):
         meter.add(time.perf_counter(), samples_in(element))
-        if time_to_stop(meter, deadline, hard_deadline):
+        if time_to_stop(meter, deadline, hard_deadline, settle=settle):
             break
     return meter.rate()
 

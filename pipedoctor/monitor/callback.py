@@ -377,7 +377,9 @@ class Monitor(keras.callbacks.Callback):
             self.notes.append(f"{probed.note}, so this worker was not timed alone")
             return
         measurements["worker_pipeline"] = probed.figures()
-        self._say(lines.probe_line(probed.samples_per_s, probed.seconds, self._label()))
+        self._say(
+            lines.probe_line(probed.samples_per_s, probed.seconds, probed.startup_s, self._label())
+        )
 
     def _compare_workers(self, measurements: dict[str, Any], wait_s: float) -> None:
         """The chief's view: every worker's summary (PD307), and notes on missing ones."""

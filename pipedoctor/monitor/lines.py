@@ -70,7 +70,7 @@ def verdict_line(verdict: str | None, measurements: dict[str, Any], worker: str 
     return f"{prefix(worker)} run: " + ", ".join(parts)
 
 
-def probe_line(rate: float | None, seconds: float, worker: str | None) -> str:
+def probe_line(rate: float | None, seconds: float, startup_s: float, worker: str | None) -> str:
     """What this worker's own pipeline gave, read alone after training."""
-    read = f"read for {seconds:.1f} s"
+    read = f"read for {seconds:.1f} s after a {startup_s:.1f} s start"
     return f"{prefix(worker)} own pipeline alone: {samples(rate)} samples/s ({read})"

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 GRACE_S = 10.0
-"""How long past its time a probe may take to hand back its last batch."""
+"""How long past its reading time a probe may take to start (a shuffle buffer to fill, files to
+open) and to hand back its last batch."""
 
 
 @dataclass
@@ -29,13 +30,17 @@ class Probed:
 
     samples_per_s: float | None = None
     ci: float | None = None
+    startup_s: float = 0.0
+    """Until the first batch: not part of the rate."""
     seconds: float = 0.0
+    """Reading after the first batch."""
     note: str | None = None
 
     def figures(self) -> dict[str, Any]:
         return {
             "samples_per_s": None if self.samples_per_s is None else round(self.samples_per_s, 1),
             "ci": None if self.ci is None else round(self.ci, 4),
+            "startup_s": round(self.startup_s, 2),
             "seconds": round(self.seconds, 2),
         }
 
@@ -53,7 +58,8 @@ def local_dataset(iterator: Any) -> Any | None:
 
 
 def probe(dataset: Any, seconds: float) -> Probed:
-    """Samples per second of ``dataset`` read alone for at most about ``seconds``."""
+    """Samples per second of ``dataset`` read alone for about ``seconds`` once its first batch
+    is in (a fresh iterator fills its shuffle buffers and opens its files first)."""
     outcome = Probed()
 
     def run() -> None:
@@ -61,12 +67,18 @@ def probe(dataset: Any, seconds: float) -> Probed:
 
         began = time.perf_counter()
         try:
-            rate = measure_pipeline(endless(dataset, []), began + seconds, began + seconds)
+            batches = iter(endless(dataset, []))
+            if next(batches, None) is None:
+                outcome.note = "its pipeline gave no batch at all"
+                return
+            started = time.perf_counter()
+            outcome.startup_s = started - began
+            end = started + seconds  # every worker reads for as long, at the same time
+            rate = measure_pipeline(batches, end, end, settle=False)
+            outcome.seconds = time.perf_counter() - started
         except Exception as exc:  # noqa: BLE001 - the user's pipeline raised: a note
             outcome.note = f"its pipeline could not be read alone ({brief(exc)})"
             return
-        finally:
-            outcome.seconds = time.perf_counter() - began
         if rate is None:
             outcome.note = f"its pipeline gave too few batches in {seconds:g} s to time"
             return
@@ -77,7 +89,6 @@ def probe(dataset: Any, seconds: float) -> Probed:
     thread.join(seconds + GRACE_S)
     if thread.is_alive():  # it stops at its next batch, if one ever comes
         return Probed(
-            seconds=seconds + GRACE_S,
-            note=f"its pipeline gave no batch within {seconds + GRACE_S:g} s of the probe",
+            note=f"its pipeline gave no batch within {seconds + GRACE_S:g} s of the probe"
         )
     return outcome
