@@ -6,7 +6,7 @@ own model trains on its own dataset (repeated) in turns:
 - ``overhead``: one monitored ``fit`` whose steps come in blocks with the monitor switched off
   and on in ABBA order (off on on off, repeated); a timing callback present throughout gives
   each block's mean step period, and each group's on/off ratio is the per-step overhead
-  (their mean, with a 95% bootstrap interval over the groups), in wall time and in this
+  (their geometric mean, with a 95% bootstrap interval over the groups), in wall time and in this
   process's CPU time (less sensitive to other jobs on a shared machine). Beside it, the
   monitor's own estimate (split fraction x what a split adds to a call / a call's period,
   medians over the run) and the seconds its hooks took in that ``fit`` (samplers, epoch end,
@@ -25,6 +25,7 @@ own model trains on its own dataset (repeated) in turns:
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import random
@@ -138,15 +139,22 @@ def overhead(model: Any, data: Any, turns: int, steps: int | None) -> str:
 
 
 def interval(ratios: list[float], resamples: int = 4000) -> str:
-    """The mean on/off ratio as an overhead, with its 95% bootstrap interval over the groups:
-    what says whether the cost is shown to be under 1%, which quartiles of single groups
-    cannot."""
+    """The groups' on/off ratios as one overhead, with its 95% bootstrap interval over the
+    groups: what says whether the cost is shown to be under 1%, which quartiles of single
+    groups cannot. The mean is taken of the ratios' logarithms: the arithmetic mean of a ratio
+    whose denominator is noisy errs high (by about its relative variance, a point or more here),
+    while the log of on/off is symmetric around the true value when on and off blocks are
+    equally noisy."""
+    logs = [math.log(r) for r in ratios]
     rng = random.Random(0)
-    n = len(ratios)
-    means = sorted(statistics.fmean(rng.choices(ratios, k=n)) for _ in range(resamples))
+    n = len(logs)
+    means = sorted(statistics.fmean(rng.choices(logs, k=n)) for _ in range(resamples))
     low, high = means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]
-    mean = statistics.fmean(ratios)
-    return f"{100 * (mean - 1):+.2f}% ({100 * (low - 1):+.2f}..{100 * (high - 1):+.2f})"
+    mean = statistics.fmean(logs)
+    return (
+        f"{100 * math.expm1(mean):+.2f}% "
+        f"({100 * math.expm1(low):+.2f}..{100 * math.expm1(high):+.2f})"
+    )
 
 
 def accuracy(model: Any, data: Any, turns: int, steps: int | None) -> str:
