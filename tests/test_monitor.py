@@ -73,6 +73,11 @@ def test_compute_bound_fit_has_a_low_wait_share() -> None:
     model.fit(make_dataset(input_ms=0, steps=40), epochs=2, verbose=0, callbacks=[monitor])
     assert share(monitor.report) < 0.2
     assert monitor.report.verdict in (diagnosis.COMPUTE_BOUND, None)
+    # Its estimate of its own cost counts what timing costs every call, beside the splits.
+    own = monitor.report.measurements["monitor"]
+    step_ms = monitor.report.measurements["step_ms"]["training"]
+    assert 0 < own["call_cost_ms"] < 1
+    assert own["overhead_estimate"] >= own["call_cost_ms"] / step_ms * 0.9
 
 
 # --- NVML: a test double replaying synthetic readings ----------------------------------------

@@ -22,6 +22,7 @@ from pipedoctor.monitor.records import (
     record_path,
     write_record,
 )
+from pipedoctor.monitor.steps import Sampler
 from pipedoctor.monitor.worker import from_tf_config
 from pipedoctor.render import render
 from pipedoctor.render.charts import heatmap, line_chart, nice_step, phase_chart
@@ -286,3 +287,20 @@ def test_a_checks_phases_become_timeline_segments() -> None:
     assert [s["phase"] for s in segments][0] == "pipeline" and segments[-1]["phase"] == "training"
     assert {round(s["samples_per_s"]) for s in segments} == {100, 200}
     assert segments[0]["t0"] >= 0 and segments[-1]["t1"] <= 12.0
+
+
+# --- the split fraction -------------------------------------------------------------------------
+
+
+def test_the_split_fraction_keeps_timing_and_splitting_within_the_budget() -> None:
+    sampler = Sampler(budget=0.005)
+    assert sampler.chance() == sampler.highest  # nothing timed yet: split often to learn
+    for _ in range(20):
+        sampler.observe(0.002, None)  # 2 ms steps
+    for _ in range(8):
+        sampler.observe(0.002, 0.0003)  # a split adds 0.3 ms
+    assert sampler.chance() == pytest.approx(0.005 * 0.002 / 0.0003)
+    sampler.call_cost = 0.000005  # timing every call takes half the budget already
+    assert sampler.chance() == pytest.approx(0.0025 * 0.002 / 0.0003)
+    sampler.call_cost = 0.00002  # more than the budget: split as rarely as allowed
+    assert sampler.chance() == sampler.lowest == 0.005

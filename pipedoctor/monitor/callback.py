@@ -70,7 +70,7 @@ class Monitor(keras.callbacks.Callback):
     the chief can compare them. ``verbose=0`` prints nothing. ``interval_s``: seconds between
     host and GPU samples (1 or more). ``split_fraction``: the share of the train function's
     calls split into waiting for input and stepping (default: adapted so the split costs at
-    most ``overhead_budget`` of the step time, between 2% and 50% of the calls).
+    most ``overhead_budget`` of the step time, between 0.5% and 50% of the calls).
     ``select``/``ignore``: rule codes, as for ``check``. ``wait_for_workers_s``: how long the
     chief waits at the end for the other workers' last records. ``probe_s``: in a multi-worker
     job on TensorFlow, how long each worker reads its own pipeline alone after the last epoch,
@@ -357,7 +357,7 @@ class Monitor(keras.callbacks.Callback):
         data["monitor"] = {
             "method": "split dequeue" if self._clock.split["train"] else "whole calls",
             "split_fraction": round(self._clock.sampler.chance(), 3),
-            **_split_cost(self._clock.sampler),
+            **_split_cost(self._clock),
             "dequeue_floor_ms": self._clock.floor_ms.get("train"),
             "interval_s": self.interval_s,
             "final": final,
@@ -513,16 +513,19 @@ class Monitor(keras.callbacks.Callback):
         self._running = False
 
 
-def _split_cost(sampler: Sampler) -> dict[str, float]:
-    """What splitting adds to a call, and so the share of training time it costs: the
-    monitor's own estimate of its overhead (the medians of many calls in this run)."""
-    cost = sampler.cost()
+def _split_cost(clock: StepClock) -> dict[str, float]:
+    """What the monitor adds to the calls, and so the share of training time it costs: its own
+    estimate of its overhead, from this run's timings. Every call pays the wrapper's own work;
+    a split call also pays what splitting adds (medians of many calls)."""
+    cost = clock.sampler.cost()
     if cost is None:
         return {}
     extra, whole = cost
+    per_call = clock.per_call_cost() or 0.0
     return {
         "split_cost_ms": round(1000 * extra, 3),
-        "overhead_estimate": round(sampler.chance() * extra / whole, 4),
+        "call_cost_ms": round(1000 * per_call, 4),
+        "overhead_estimate": round((clock.sampler.chance() * extra + per_call) / whole, 4),
     }
 
 

@@ -103,8 +103,9 @@ class Sampler:
     goes long without one, and a rhythm in the input (every 8th step opening a file) is not
     aliased. With ``fraction`` the chance is fixed. Otherwise it adapts: splitting costs a call
     a little (the dequeue from Python, the previous result and its own read back), timed on
-    each split call, and the chance is set so that the median cost stays within ``budget``
-    of the median step period, between ``lowest`` and ``highest``. The first call of each
+    each split call, and the chance is set so that the median cost, with what timing costs
+    every call, stays within ``budget`` of the median step period, between ``lowest`` and
+    ``highest``. The first call of each
     phase in a ``fit`` is always split (it traces anyway, and shows the batch).
     """
 
@@ -113,7 +114,7 @@ class Sampler:
         fraction: float | None = None,
         *,
         budget: float = 0.005,
-        lowest: float = 0.02,
+        lowest: float = 0.005,
         highest: float = 0.5,
         seed: int = 0,
         memory: int = 64,
@@ -128,6 +129,9 @@ class Sampler:
         self._whole: deque[float] = deque(maxlen=memory)
         self._blocks: dict[str, list[int]] = {}
         """Per phase: [calls left in the block, position of the split call, block length]."""
+        self.call_cost = 0.0
+        """Seconds every call pays for being timed at all (set by the clock): it comes out of
+        the budget before splitting does."""
 
     def cost(self) -> tuple[float, float] | None:
         """(what a split adds to a call, a call's median period), in seconds, once known."""
@@ -142,7 +146,8 @@ class Sampler:
         if cost is None:
             return self.highest
         extra, whole = cost
-        return min(self.highest, max(self.lowest, self.budget * whole / extra))
+        left = max(0.0, self.budget - self.call_cost / whole)
+        return min(self.highest, max(self.lowest, left * whole / extra))
 
     def decide(self, phase: str) -> float | None:
         """The probability the call is split with, or None when it is not split."""
@@ -362,6 +367,9 @@ class StepClock:
         self._last: dict[str, Any] = {}
         self._last_end: dict[str, float] = {}
         self._iterator_types: tuple[type, ...] = ()
+        self.bookkeeping = [0.0, 0]
+        """Seconds the wrapper's own work took on calls not split, and how many: a cost every
+        call pays, beside what a split adds."""
         self.train_iterator: Any = None
         """The iterator the train function last read from (TensorFlow): what ``probe`` reads."""
 
@@ -400,6 +408,16 @@ class StepClock:
         self.train_iterator = None
         self._last.clear()
         self.floors.clear()
+
+    def _count_bookkeeping(self, seconds: float) -> None:
+        self.bookkeeping[0] += seconds
+        self.bookkeeping[1] += 1
+        self.sampler.call_cost = self.per_call_cost() or 0.0
+
+    def per_call_cost(self) -> float | None:
+        """The wrapper's own seconds per call, once a few calls were timed."""
+        total, calls = self.bookkeeping
+        return total / calls if calls >= 16 else None
 
     def _index(self, phase: str) -> int:
         index = self._counts[phase]
@@ -462,6 +480,7 @@ class StepClock:
         def timed(iterator: Any) -> Any:
             if not self.active:
                 return function(iterator)
+            entered = self.clock()
             if phase == "train":
                 self.train_iterator = iterator
             index = self._index(phase)
@@ -475,6 +494,7 @@ class StepClock:
                 traced = _traced(before, traces())
                 self._emit(Call(phase, index, start, end, steps_per_call, None, traced=traced))
                 self._last[phase] = outputs
+                self._count_bookkeeping(self.clock() - entered - (end - start))
                 return outputs
             settled = self._settle(phase)
             start = self.clock()
@@ -503,6 +523,7 @@ class StepClock:
         def timed(state: Any, iterator: Any) -> Any:
             if not self.active:
                 return function(state, iterator)
+            entered = self.clock()
             index = self._index(phase)
             chance = self.sampler.decide(phase) if stock else None
             settled = self._settle(phase) if chance is not None else 0.0
@@ -526,6 +547,8 @@ class StepClock:
                 )
             self._emit(call)
             self._last[phase] = outputs
+            if chance is None:
+                self._count_bookkeeping(self.clock() - entered - (end - start))
             return result
 
         return timed
