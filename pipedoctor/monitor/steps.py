@@ -238,6 +238,30 @@ class TraceCounter:
         return total
 
 
+TRACE_MIN_S = 0.01
+"""No call that traces (or compiles) a train function is shorter: shorter calls are not
+checked, which saves two trace counts on every short step."""
+
+
+class TraceWatch:
+    """Whether each call traced: the trace count is read after calls long enough to have
+    traced, and compared with the one read last."""
+
+    def __init__(self, counter: TraceCounter) -> None:
+        self._counter = counter
+        self._last = counter()
+
+    def traced(self, seconds: float) -> bool | None:
+        if self._last is None:
+            return None
+        if seconds < TRACE_MIN_S:
+            return False
+        now = self._counter()
+        changed = _traced(self._last, now)
+        self._last = now
+        return changed
+
+
 def _compiled_functions(function: Any, depth: int = 0, seen: set[int] | None = None) -> list:
     seen = set() if seen is None else seen
     found = []
@@ -475,7 +499,7 @@ class StepClock:
     def _tf_wrapper(
         self, function: Callable[..., Any], phase: str, stock: bool, steps_per_call: int
     ) -> Callable[[Any], Any]:
-        traces = TraceCounter(function)
+        traces = TraceWatch(TraceCounter(function))
 
         def timed(iterator: Any) -> Any:
             if not self.active:
@@ -484,14 +508,13 @@ class StepClock:
             if phase == "train":
                 self.train_iterator = iterator
             index = self._index(phase)
-            before = traces()
             splittable = stock and isinstance(iterator, self._iterator_types)
             chance = self.sampler.decide(phase) if splittable else None
             if chance is None:
                 start = self.clock()
                 outputs = function(iterator)
                 end = self.clock()
-                traced = _traced(before, traces())
+                traced = traces.traced(end - start)
                 self._emit(Call(phase, index, start, end, steps_per_call, None, traced=traced))
                 self._last[phase] = outputs
                 self._count_bookkeeping(self.clock() - entered - (end - start))
@@ -505,7 +528,7 @@ class StepClock:
             ran = self.clock()
             read_back(outputs)
             end = self.clock()
-            traced = _traced(before, traces())
+            traced = traces.traced(end - start)
             floor = self.floor(phase)
             call = self._split_call(phase, index, start, end, batches, chance, floor, traced)
             self._emit(replace(call, extra=settled + end - ran + floor * call.steps))
@@ -518,7 +541,7 @@ class StepClock:
     def _jax_wrapper(
         self, function: Callable[..., Any], phase: str, stock: bool
     ) -> Callable[[Any, Any], Any]:
-        traces = TraceCounter(function)
+        traces = TraceWatch(TraceCounter(function))
 
         def timed(state: Any, iterator: Any) -> Any:
             if not self.active:
@@ -527,7 +550,6 @@ class StepClock:
             index = self._index(phase)
             chance = self.sampler.decide(phase) if stock else None
             settled = self._settle(phase) if chance is not None else 0.0
-            before = traces()
             batches = TimedIterator(iterator, self.clock)
             start = self.clock()
             result = function(state, batches)
@@ -536,7 +558,7 @@ class StepClock:
             if chance is not None:
                 read_back(outputs)
             end = self.clock()
-            traced = _traced(before, traces())
+            traced = traces.traced(end - start)
             if chance is not None:
                 call = self._split_call(phase, index, start, end, batches, chance, 0.0, traced)
                 call = replace(call, extra=settled + end - ran)
