@@ -357,7 +357,7 @@ class Monitor(keras.callbacks.Callback):
         data["monitor"] = {
             "method": "split dequeue" if self._clock.split["train"] else "whole calls",
             "split_fraction": round(self._clock.sampler.chance(), 3),
-            **_split_cost(self._clock),
+            **_split_cost(self._clock.sampler),
             "dequeue_floor_ms": self._clock.floor_ms.get("train"),
             "interval_s": self.interval_s,
             "final": final,
@@ -513,19 +513,18 @@ class Monitor(keras.callbacks.Callback):
         self._running = False
 
 
-def _split_cost(clock: StepClock) -> dict[str, float]:
+def _split_cost(sampler: Sampler) -> dict[str, float]:
     """What the monitor adds to the calls, and so the share of training time it costs: its own
     estimate of its overhead, from this run's timings. Every call pays the wrapper's own work;
     a split call also pays what splitting adds (medians of many calls)."""
-    cost = clock.sampler.cost()
+    cost = sampler.cost()
     if cost is None:
         return {}
     extra, whole = cost
-    per_call = clock.per_call_cost() or 0.0
     return {
         "split_cost_ms": round(1000 * extra, 3),
-        "call_cost_ms": round(1000 * per_call, 4),
-        "overhead_estimate": round((clock.sampler.chance() * extra + per_call) / whole, 4),
+        "call_cost_ms": round(1000 * sampler.call_cost, 4),
+        "overhead_estimate": round((sampler.chance() * extra + sampler.call_cost) / whole, 4),
     }
 
 

@@ -130,8 +130,9 @@ class Sampler:
         self._blocks: dict[str, list[int]] = {}
         """Per phase: [calls left in the block, position of the split call, block length]."""
         self.call_cost = 0.0
-        """Seconds every call pays for being timed at all (set by the clock): it comes out of
-        the budget before splitting does."""
+        """Seconds every call pays for being timed at all (see :meth:`observe_own`): it comes
+        out of the budget before splitting does."""
+        self._own = [0.0, 0]
 
     def cost(self) -> tuple[float, float] | None:
         """(what a split adds to a call, a call's median period), in seconds, once known."""
@@ -161,6 +162,14 @@ class Sampler:
         left, pick, length = block
         block[0] = left - 1
         return 1.0 / length if length - left == pick else None
+
+    def observe_own(self, seconds: float) -> None:
+        """The clock's own work on a call it did not split; their mean is ``call_cost`` once a
+        few calls were timed."""
+        self._own[0] += seconds
+        self._own[1] += 1
+        if self._own[1] >= 16:
+            self.call_cost = self._own[0] / self._own[1]
 
     def observe(self, period: float, extra: float | None) -> None:
         """A call's period (from the previous call's end) and, for a split call, what the split
@@ -391,9 +400,6 @@ class StepClock:
         self._last: dict[str, Any] = {}
         self._last_end: dict[str, float] = {}
         self._iterator_types: tuple[type, ...] = ()
-        self.bookkeeping = [0.0, 0]
-        """Seconds the wrapper's own work took on calls not split, and how many: a cost every
-        call pays, beside what a split adds."""
         self.train_iterator: Any = None
         """The iterator the train function last read from (TensorFlow): what ``probe`` reads."""
 
@@ -432,16 +438,6 @@ class StepClock:
         self.train_iterator = None
         self._last.clear()
         self.floors.clear()
-
-    def _count_bookkeeping(self, seconds: float) -> None:
-        self.bookkeeping[0] += seconds
-        self.bookkeeping[1] += 1
-        self.sampler.call_cost = self.per_call_cost() or 0.0
-
-    def per_call_cost(self) -> float | None:
-        """The wrapper's own seconds per call, once a few calls were timed."""
-        total, calls = self.bookkeeping
-        return total / calls if calls >= 16 else None
 
     def _index(self, phase: str) -> int:
         index = self._counts[phase]
@@ -517,7 +513,7 @@ class StepClock:
                 traced = traces.traced(end - start)
                 self._emit(Call(phase, index, start, end, steps_per_call, None, traced=traced))
                 self._last[phase] = outputs
-                self._count_bookkeeping(self.clock() - entered - (end - start))
+                self.sampler.observe_own(self.clock() - entered - (end - start))
                 return outputs
             settled = self._settle(phase)
             start = self.clock()
@@ -570,7 +566,7 @@ class StepClock:
             self._emit(call)
             self._last[phase] = outputs
             if chance is None:
-                self._count_bookkeeping(self.clock() - entered - (end - start))
+                self.sampler.observe_own(self.clock() - entered - (end - start))
             return result
 
         return timed

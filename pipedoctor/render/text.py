@@ -73,9 +73,8 @@ def _measurements(measurements: Mapping[str, Any], color: bool) -> list[str]:
         for row in rows:
             filled = bar_cells(row.samples_per_s, top, BAR_WIDTH)
             rest = _paint("░" * (BAR_WIDTH - filled), _DIM, color) if filled < BAR_WIDTH else ""
-            bar = "█" * filled + rest
-            if row.samples_per_s > top:
-                bar = "█" * (BAR_WIDTH - 1) + "▶"  # beyond the scale: clipped
+            clipped_bar = "█" * (BAR_WIDTH - 1) + "▶"  # beyond the scale
+            bar = clipped_bar if row.samples_per_s > top else "█" * filled + rest
             ci = f"{ci_text(row.ci):<{ci_w}}  " if ci_w else ""
             lines.append(
                 f"  {row.label:<{label_w}}  {samples(row.samples_per_s):>{value_w}}  {ci}{bar}"
@@ -450,10 +449,15 @@ BAR_REACH = 2.0
 a pipeline or a projection beyond that only needs to be seen to be more than enough."""
 
 
+def worker_count(measurements: Mapping[str, Any]) -> int:
+    """Workers in the job; above 1, a report's rates and batch are one worker's share."""
+    return whole(measurements.get("workers")) or 1
+
+
 def rate_scope(measurements: Mapping[str, Any]) -> str:
     """`` on worker-1`` where the rates are one worker's of a multi-worker job, else nothing."""
     name = string(measurements.get("worker"))
-    return f" on {name}" if name and (whole(measurements.get("workers")) or 1) > 1 else ""
+    return f" on {name}" if name and worker_count(measurements) > 1 else ""
 
 
 def bar_top(rows: list[Throughput]) -> tuple[float, bool]:
@@ -537,7 +541,7 @@ def run_setup(measurements: Mapping[str, Any]) -> str | None:
     batch = number(measurements.get("batch_size"))
     replicas = whole(measurements.get("replicas"))
     strategy = string(measurements.get("strategy"))
-    workers = whole(measurements.get("workers")) or 1
+    workers = worker_count(measurements)
     if batch is not None:
         setup = f"batch {batch:,.0f}" + (" per worker" if workers > 1 else "")
         if replicas is not None:
