@@ -80,6 +80,25 @@ def test_compute_bound_fit_has_a_low_wait_share() -> None:
     assert own["overhead_estimate"] >= own["call_cost_ms"] / step_ms * 0.9
 
 
+def test_every_step_is_counted_when_most_calls_are_handed_on_in_bulk() -> None:
+    """Calls not split are kept as two floats each and counted at the next split call or
+    phase edge: none may be lost or counted twice, and the timeline stays in time order."""
+    model = make_model(width=64)
+    monitor = Monitor(verbose=0, split_fraction=0.05)
+    model.fit(make_dataset(input_ms=0, steps=80), validation_data=make_dataset(0, steps=10),
+              validation_freq=2, epochs=3, verbose=0, callbacks=[monitor])  # fmt: skip
+    m = monitor.report.measurements
+    train_steps = [e["steps"] for e in m["epochs"]]
+    # less the calls that traced: the first one on each path (split or not)
+    assert train_steps[1:] == [80, 80] and 78 <= train_steps[0] <= 79
+    evaluated = [e.get("eval", {}).get("steps") for e in m["epochs"]]
+    assert evaluated[::2] == [None, None] and 8 <= evaluated[1] <= 9
+    assert m["time_split"]["train_s"] > 0 and m["training_samples_per_s"] > 0
+    starts = [segment["t0"] for segment in m["timeline"]["phases"]]
+    assert starts == sorted(starts) and len(starts) >= 3
+    assert not [note for note in monitor.report.notes if "could not be counted" in note]
+
+
 # --- NVML: a test double replaying synthetic readings ----------------------------------------
 
 

@@ -4,8 +4,11 @@ time series, charts and the standalone HTML page."""
 from __future__ import annotations
 
 import json
+import random
 import re
 import time
+from array import array
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,7 +25,8 @@ from pipedoctor.monitor.records import (
     record_path,
     write_record,
 )
-from pipedoctor.monitor.steps import Sampler
+from pipedoctor.monitor.steps import Call, Sampler
+from pipedoctor.monitor.tally import RunTally
 from pipedoctor.monitor.worker import from_tf_config
 from pipedoctor.render import render
 from pipedoctor.render.charts import heatmap, line_chart, nice_step, phase_chart
@@ -304,3 +308,33 @@ def test_the_split_fraction_keeps_timing_and_splitting_within_the_budget() -> No
     assert sampler.chance() == pytest.approx(0.0025 * 0.002 / 0.0003)
     sampler.call_cost = 0.00002  # more than the budget: split as rarely as allowed
     assert sampler.chance() == sampler.lowest == 0.005
+
+
+def test_calls_handed_on_in_bulk_add_up_exactly_as_one_by_one() -> None:
+    """The clock's fast path hands most calls on in bulk, as starts and ends; the tally and the
+    sampler must come out as they would from each call alone, stalls and gaps included."""
+    rng = random.Random(3)
+    times, t = [], 0.0
+    for i in range(400):
+        start = t + rng.uniform(0.0001, 0.0003) + (0.8 if i in (150, 320) else 0.0)  # 2 stalls
+        t = start + rng.uniform(0.001, 0.004)
+        times += [start, t]
+    first = Call("train", 0, 0.0, 0.002, 2, 64, 0.0005, 0.0015, 1.0)
+    one, bulk = RunTally(0.0), RunTally(0.0)
+    ones, bulks = Sampler(memory=16), Sampler(memory=16)
+    for tally in (one, bulk):
+        tally.begin_epoch(0, 0.0)
+        tally.add(first)
+        tally.add(replace(first, index=1, start=0.0021, end=0.004))
+    previous = 0.004
+    for i in range(0, len(times), 2):
+        one.add(Call("train", 2 + i // 2, times[i], times[i + 1], 2, None))
+        ones.observe(times[i + 1] - previous, None)
+        previous = times[i + 1]
+    bulk.add_plain("train", 2, array("d", times))
+    bulks.observe_ends(0.004, times[1::2])
+
+    assert bulk.current.train.stall_seconds == pytest.approx(1.6, abs=0.01)
+    assert bulk.end_epoch(t + 0.01) == one.end_epoch(t + 0.01)
+    assert bulk.figures(t + 0.01) == one.figures(t + 0.01)
+    assert list(bulks._whole) == pytest.approx(list(ones._whole))

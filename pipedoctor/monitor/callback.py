@@ -130,6 +130,7 @@ class Monitor(keras.callbacks.Callback):
     def on_test_begin(self, logs: Any = None) -> None:
         with self._guard("at evaluation's start"):
             if self._running and self._tally.current is not None:
+                self._clock.flush()
                 self._ensure_wrapped("eval")
                 self._clock.restart("eval")
                 now = self._now()
@@ -139,6 +140,7 @@ class Monitor(keras.callbacks.Callback):
     def on_test_end(self, logs: Any = None) -> None:
         with self._guard("at evaluation's end"):
             if self._running and self._tally.current is not None:
+                self._clock.flush()
                 now = self._now()
                 self._tally.current.end_evaluation(now)
                 self._unwrap("eval")
@@ -200,7 +202,9 @@ class Monitor(keras.callbacks.Callback):
             fraction = MULTI_WORKER_FRACTION
         sampler = Sampler(fraction, budget=self.overhead_budget)
         strategy = getattr(self.model, "distribute_strategy", None)
-        self._clock = StepClock(self._on_call, backend, sampler, self._now, strategy)
+        self._clock = StepClock(
+            self._on_call, self._on_plain_calls, backend, sampler, self._now, strategy
+        )
         self._setup = {"backend": backend, **_strategy(self.model, backend)}
         self._config = self._load_config()
         self._wait_limit = diagnosis.wait_limit(
@@ -244,22 +248,36 @@ class Monitor(keras.callbacks.Callback):
             setattr(self.model, attribute, wrapper.__pipedoctor_original__)
 
     def _on_call(self, call: Call) -> None:
-        """Every timed call: into the tally and the throughput timeline."""
+        """A call handed on alone: into the tally and the throughput timeline."""
         self._tally.add(call)
-        timeline = self._timeline
-        if self._last_end is not None:
-            gap = call.start - self._last_end
-            if gap >= 0.2:  # time outside steps, long enough to see: callbacks, epoch ends
-                timeline.add("outside steps", self._last_end, call.start, None)
-        startup = call.index == 0 and call.phase in ("train", "eval") and not timeline.segments
+        startup = call.index == 0 and not self._timeline.segments
         samples = call.samples
-        if samples is None and self._tally.batch_size:
-            samples = self._tally.batch_size * call.steps
-        timeline.add(call.phase if not startup else "startup", call.start, call.end,
-                     None if startup else samples)  # fmt: skip
-        self._last_end = call.end
+        if samples is None:
+            samples = self._samples(call.phase, call.steps)
+        self._on_timeline("startup" if startup else call.phase, call.start, call.end,
+                          None if startup else samples)  # fmt: skip
+
+    def _on_plain_calls(self, phase: str, steps: int, times: Any) -> None:
+        """Calls from the clock's fast path, in bulk: ``times`` holds each one's start and end."""
+        self._tally.add_plain(phase, steps, times)
+        samples = self._samples(phase, steps)
+        for i in range(0, len(times), 2):
+            self._on_timeline(phase, times[i], times[i + 1], samples)
+
+    def _samples(self, phase: str, steps: int) -> int | None:
+        """Samples in a call whose batches were not seen, from the phase's batch size."""
+        size = self._tally.batch_size if phase == "train" else self._tally.eval_batch_size
+        return None if size is None else size * steps
+
+    def _on_timeline(self, phase: str, start: float, end: float, samples: int | None) -> None:
+        if self._last_end is not None and start - self._last_end >= 0.2:
+            # time outside steps, long enough to see: callbacks, epoch ends
+            self._timeline.add("outside steps", self._last_end, start, None)
+        self._timeline.add(phase, start, end, samples)
+        self._last_end = end
 
     def _epoch_end(self) -> None:
+        self._clock.flush()
         now = self._now()
         record = self._tally.end_epoch(now)
         if record is None:

@@ -24,6 +24,12 @@ all calls whatever rhythm the input has (a wait at every epoch's first step, eve
 opening a file): ``tally`` weighs each by the inverse of its probability. The probability
 adapts so that what splitting costs stays within a budget of the step time.
 
+The calls that are not split are most calls, and a step can take 2 ms: each of them only has
+its start and end appended to an array (the *fast path*). They are handed on in bulk before
+the next call that is handed on alone (a split call, a long one) and at every epoch's and
+evaluation's edges, where the same work runs in a tight loop at a fraction of its cost between
+two steps.
+
 Only Keras's own train and test functions are split (recognised by name). A model that brings
 its own ``make_train_function`` is still timed call by call, without the wait.
 """
@@ -33,8 +39,9 @@ from __future__ import annotations
 import random
 import statistics
 import time
+from array import array
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -49,6 +56,8 @@ STOCK_FUNCTIONS = {
 
 PHASES = ("train", "eval")
 FLOOR_DEQUEUES = 24
+OWN_EVERY = 16
+"""On the fast path, the clock times its own work on one call in this many (a power of 2)."""
 """Dequeues of a ready batch timed for the floor (their median is taken)."""
 
 
@@ -163,11 +172,12 @@ class Sampler:
         block[0] = left - 1
         return 1.0 / length if length - left == pick else None
 
-    def observe_own(self, seconds: float) -> None:
-        """The clock's own work on a call it did not split; their mean is ``call_cost`` once a
+    def observe_own(self, seconds: float, calls: int = 1) -> None:
+        """The clock's own work on ``calls`` calls it did not split (0: work for calls counted
+        already, such as handing them on in bulk); ``call_cost`` is the mean per call once a
         few calls were timed."""
         self._own[0] += seconds
-        self._own[1] += 1
+        self._own[1] += calls
         if self._own[1] >= 16:
             self.call_cost = self._own[0] / self._own[1]
 
@@ -179,6 +189,12 @@ class Sampler:
             self._whole.append(period)
         else:
             self._extra.append(extra)
+
+    def observe_ends(self, previous: float, ends: Sequence[float]) -> None:
+        """Calls not split, many at once: when each ended, in order, and when the call before
+        the first ended. Only the periods the sampler remembers are worked out."""
+        tail = [previous, *ends][-(self._whole.maxlen or 0) - 1 :]
+        self._whole.extend(after - before for before, after in zip(tail, tail[1:], strict=False))
 
 
 def first_leaf(structure: Any) -> Any:
@@ -365,8 +381,15 @@ def _ready_iterator(batch: Any, strategy: Any) -> Any:
     return iter(strategy.experimental_distribute_dataset(dataset.with_options(options)))
 
 
+PlainSink = Callable[[str, int, array], None]
+"""Takes calls from the fast path: (phase, steps per call, start and end of each call in turn)."""
+
+
 class StepClock:
-    """Wraps train and test functions and hands every timed :class:`Call` to ``sink``.
+    """Wraps train and test functions and hands every timed call on, in order: a split call,
+    or one that must be looked at alone (long enough to have traced, after the clock's own
+    pause), to ``sink`` as a :class:`Call`; the others, from the fast path, to ``plain_sink``
+    in bulk, at the latest when :meth:`flush` is called.
 
     ``active`` is True only while the monitor is inside ``fit``: a wrapper left on a model
     (``fit`` interrupted before ``on_train_end``) then simply calls the function it wraps.
@@ -377,12 +400,14 @@ class StepClock:
     def __init__(
         self,
         sink: Callable[[Call], None],
+        plain_sink: PlainSink,
         backend: str,
         sampler: Sampler | None = None,
         clock: Callable[[], float] = time.perf_counter,
         strategy: Any = None,
     ) -> None:
         self.sink = sink
+        self.plain_sink = plain_sink
         self.backend = backend
         self.sampler = sampler or Sampler()
         self.clock = clock
@@ -400,11 +425,39 @@ class StepClock:
         self._last: dict[str, Any] = {}
         self._last_end: dict[str, float] = {}
         self._iterator_types: tuple[type, ...] = ()
+        self._current: dict[str, Any] = {}
+        """Per phase, the iterator its function last read from..."""
+        self._splittable = {phase: False for phase in PHASES}
+        """...and whether the call can be split with it (a stock function and a ``tf.data``
+        iterator: the compiled path a split call replaces)."""
+        self._pending: dict[str, array] = {phase: array("d") for phase in PHASES}
+        """Per phase, the start and end of each call on the fast path not yet handed on."""
+        self._pending_steps = {phase: 1 for phase in PHASES}
         self.train_iterator: Any = None
         """The iterator the train function last read from (TensorFlow): what ``probe`` reads."""
 
+    def flush(self, phase: str | None = None) -> None:
+        """Hand the calls on the fast path (of ``phase``, or of every phase) to ``plain_sink``.
+        The time this takes is the clock's own: a pause before the phase's next call."""
+        for name in PHASES if phase is None else (phase,):
+            times = self._pending[name]
+            if not times:
+                continue
+            began = self.clock()
+            self._pending[name] = array("d")
+            try:
+                self.sampler.observe_ends(self._last_end.get(name, times[0]), times[1::2])
+                self._last_end[name] = times[-1]
+                self.plain_sink(name, self._pending_steps[name], times)
+            except Exception:  # noqa: BLE001 - a bookkeeping bug must not stop the user's training
+                self.errors += len(times) // 2
+            spent = self.clock() - began
+            self._paused[name] = self._paused.get(name, 0.0) + spent
+            self.sampler.observe_own(spent, calls=0)
+
     def restart(self, phase: str) -> None:
         """A new epoch or evaluation: number calls from 0, and measure the floor again."""
+        self.flush(phase)
         self._counts[phase] = 0
         self._last.pop(phase, None)
         self._last_end.pop(phase, None)
@@ -422,6 +475,9 @@ class StepClock:
     def wrap(self, function: Callable[..., Any], phase: str, steps_per_call: int) -> Callable:
         """A wrapper that times ``function``; wrapping a wrapper wraps its original."""
         function = getattr(function, ORIGINAL, None) or function
+        self.flush(phase)
+        self._pending_steps[phase] = max(1, steps_per_call)
+        self._current.pop(phase, None)
         stock = getattr(function, "__qualname__", "") == STOCK_FUNCTIONS.get(self.backend)
         self.split[phase] = stock
         if self.backend == "jax":
@@ -436,7 +492,10 @@ class StepClock:
     def close(self) -> None:
         self.active = False
         self.train_iterator = None
+        self._current.clear()
         self._last.clear()
+        for times in self._pending.values():
+            del times[:]
         self.floors.clear()
 
     def _index(self, phase: str) -> int:
@@ -446,6 +505,7 @@ class StepClock:
 
     def _emit(self, call: Call) -> None:
         paused = self.take_pause(call.phase)
+        self.flush(call.phase)  # the calls before it first
         if paused:
             call = replace(call, paused=paused)
         try:
@@ -496,24 +556,39 @@ class StepClock:
         self, function: Callable[..., Any], phase: str, stock: bool, steps_per_call: int
     ) -> Callable[[Any], Any]:
         traces = TraceWatch(TraceCounter(function))
+        # Bound once: the fast path below runs between two steps, where every lookup counts.
+        clock, counts, pending, last_end = self.clock, self._counts, self._pending, self._last_end
+        paused, current, decide, observe_own = (
+            self._paused, self._current, self.sampler.decide, self.sampler.observe_own
+        )
 
         def timed(iterator: Any) -> Any:
             if not self.active:
                 return function(iterator)
-            entered = self.clock()
-            if phase == "train":
-                self.train_iterator = iterator
-            index = self._index(phase)
-            splittable = stock and isinstance(iterator, self._iterator_types)
-            chance = self.sampler.decide(phase) if splittable else None
+            entered = clock()
+            index = counts[phase]
+            counts[phase] = index + 1
+            if iterator is not current.get(phase):  # Keras keeps one iterator for an epoch
+                current[phase] = iterator
+                self._splittable[phase] = stock and isinstance(iterator, self._iterator_types)
+                if phase == "train":
+                    self.train_iterator = iterator
+            chance = decide(phase) if self._splittable[phase] else None
             if chance is None:
-                start = self.clock()
+                start = clock()
                 outputs = function(iterator)
-                end = self.clock()
+                end = clock()
+                self._last[phase] = outputs
+                if end - start < TRACE_MIN_S and phase in last_end and not paused:
+                    times = pending[phase]  # the fast path: nothing else to do now
+                    times.append(start)
+                    times.append(end)
+                    if not index & (OWN_EVERY - 1):  # one call stands for OWN_EVERY of them
+                        observe_own(OWN_EVERY * (clock() - entered - end + start), OWN_EVERY)
+                    return outputs
                 traced = traces.traced(end - start)
                 self._emit(Call(phase, index, start, end, steps_per_call, None, traced=traced))
-                self._last[phase] = outputs
-                self.sampler.observe_own(self.clock() - entered - (end - start))
+                observe_own(clock() - entered - (end - start))
                 return outputs
             settled = self._settle(phase)
             start = self.clock()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import statistics
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,18 +110,26 @@ class WaitShare:
 
     def add(self, call: Call, period: float) -> None:
         seconds = call.end - call.start if self.direct and call.synced else period
+        if not (call.split and call.chance):
+            self.record(seconds, call.steps)
+            return
+        if self.direct:
+            measured, predicted_from = call.waited, seconds - call.floor * call.steps
+        else:
+            measured, predicted_from = max(0.0, seconds - (call.busy or 0.0)), seconds
+        busy = (call.busy or 0.0) / call.steps
+        self.split.append((len(self.times), measured, call.chance, busy))
+        self.dequeue += call.dequeue or 0.0
+        self.split_steps += call.steps
+        self.record(seconds, call.steps, predicted_from)
+
+    def record(self, seconds: float, steps: int, predicted_from: float | None = None) -> None:
+        """A call of ``seconds`` (its duration, or on JAX its period) and ``steps`` steps, not
+        split unless it was added by :meth:`add`; ``predicted_from``: the time its wait is
+        predicted from, when it is not ``seconds``."""
         self.total += seconds
-        if call.split and call.chance:
-            if self.direct:
-                measured, seconds = call.waited, seconds - call.floor * call.steps
-            else:
-                measured = max(0.0, seconds - (call.busy or 0.0))
-            busy = (call.busy or 0.0) / call.steps
-            self.split.append((len(self.times), measured, call.chance, busy))
-            self.dequeue += call.dequeue or 0.0
-            self.split_steps += call.steps
-        self.times.append(seconds)
-        self.steps.append(call.steps)
+        self.times.append(seconds if predicted_from is None else predicted_from)
+        self.steps.append(steps)
 
     def typical_step(self) -> float | None:
         return statistics.median(busy for *_, busy in self.split) if self.split else None
@@ -164,32 +173,49 @@ class PhaseTally:
     def add(self, call: Call, *, startup: bool) -> None:
         if self.batch_size is None and call.samples and call.steps:
             self.batch_size = round(call.samples / call.steps)
-        previous, self.last_end = self.last_end, call.end
         if startup:
+            self.last_end = call.end
             self.startup_seconds += call.end - call.start
             return
+        period = self._count(call.start, call.end, call.steps, call.samples, call.paused)
+        self.wait.add(call, period)
+
+    def add_plain(self, steps: int, times: Sequence[float]) -> None:
+        """Calls that were not split, with ``steps`` steps each: ``times`` holds each one's
+        start and end in turn (TensorFlow: their durations are their times)."""
+        record, count = self.wait.record, self._count
+        for i in range(0, len(times), 2):
+            start, end = times[i], times[i + 1]
+            period = count(start, end, steps, None, 0.0)
+            record(end - start if self.direct else period, steps)
+
+    def _count(
+        self, start: float, end: float, steps: int, samples: int | None, paused: float
+    ) -> float:
+        """Count a call into the phase's time, steps and samples; its period, stalls left out."""
+        previous, self.last_end = self.last_end, end
         if previous is None:
-            previous = call.start
+            previous = start
         else:  # the monitor's own time (measuring the floor) is no gap in the training
-            previous = min(call.start, previous + call.paused)
-        gap = max(0.0, call.start - previous)
-        period = call.end - previous
-        if previous != call.start:
+            previous = min(start, previous + paused)
+        gap = max(0.0, start - previous)
+        period = end - previous
+        if previous != start:
             self.gaps.append(gap)
             if self._is_stall(gap):
                 self.stall_seconds += gap
                 self.longest_stall = max(self.longest_stall, gap)
                 period -= gap
         self.seconds += period
-        self.steps += call.steps
-        self.step_periods.append(period / call.steps)
-        if call.samples is not None:
-            self.samples += call.samples
+        self.steps += steps
+        self.step_periods.append(period / steps)
+        if samples is not None:
+            self.samples += samples
         elif self.batch_size:
-            self.samples += self.batch_size * call.steps
+            self.samples += self.batch_size * steps
         else:
             self.samples_known = False
-        self.wait.add(call, period)
+        return period
 
     def _is_stall(self, gap: float) -> bool:
         if gap < STALL_GAP_MIN_S or len(self.gaps) < 3:
@@ -234,8 +260,11 @@ class EpochTally:
         self.train = PhaseTally("train", self.direct, self.batch_size)
         self.evaluation = PhaseTally("eval", self.direct, self.eval_batch_size)
 
+    def phase(self, name: str) -> PhaseTally:
+        return self.train if name == "train" else self.evaluation
+
     def add(self, call: Call, *, startup: bool) -> None:
-        (self.train if call.phase == "train" else self.evaluation).add(call, startup=startup)
+        self.phase(call.phase).add(call, startup=startup)
 
     def begin_evaluation(self, now: float) -> None:
         self.eval_began = now
@@ -315,6 +344,11 @@ class RunTally:
         self.current.add(call, startup=call.traced if call.traced is not None else first)
         self.batch_size = self.batch_size or self.current.train.batch_size
         self.eval_batch_size = self.eval_batch_size or self.current.evaluation.batch_size
+
+    def add_plain(self, phase: str, steps: int, times: Sequence[float]) -> None:
+        """Calls not split, in bulk (see :meth:`PhaseTally.add_plain`)."""
+        if self.current is not None:
+            self.current.phase(phase).add_plain(steps, times)
 
     def end_epoch(self, now: float) -> dict[str, Any] | None:
         epoch, self.current = self.current, None
