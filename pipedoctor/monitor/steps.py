@@ -558,9 +558,8 @@ class StepClock:
         traces = TraceWatch(TraceCounter(function))
         # Bound once: the fast path below runs between two steps, where every lookup counts.
         clock, counts, pending, last_end = self.clock, self._counts, self._pending, self._last_end
-        paused, current, decide, observe_own = (
-            self._paused, self._current, self.sampler.decide, self.sampler.observe_own
-        )
+        paused, current = self._paused, self._current
+        decide, observe_own = self.sampler.decide, self.sampler.observe_own
 
         def timed(iterator: Any) -> Any:
             if not self.active:
