@@ -20,6 +20,8 @@ own model trains on its own dataset (repeated) in turns:
   which counts time blocked waiting for a batch, does not.
 
     python benchmarks/monitor.py overhead|accuracy [--turns 3] [--steps N] [--split F] [NAME ...]
+
+A NAME ending in ``.py`` is any training script (its first ``fit`` on a dataset or on arrays).
 """
 
 from __future__ import annotations
@@ -225,20 +227,31 @@ def one(mode: str, name: str, turns: int, steps: int | None) -> None:
     original = keras.Model.fit
     row: list[str] = []
 
-    def fit(model: Any, x: Any = None, *args: Any, **kwargs: Any) -> Any:
+    def fit(model: Any, x: Any = None, y: Any = None, *args: Any, **kwargs: Any) -> Any:
         keras.Model.fit = original
-        data = x.repeat() if int(x.cardinality()) >= 0 else x
-        row.append(measure(model, data, turns, steps))
+        row.append(measure(model, repeated(x, y, kwargs.get("batch_size")), turns, steps))
         raise Stop
 
+    script = Path(name).resolve() if name.endswith(".py") else SAMPLES / f"{name}.py"
     keras.Model.fit = fit
-    os.chdir(SAMPLES)
-    sys.argv, sys.path[:0] = [str(SAMPLES / f"{name}.py")], [str(SAMPLES)]
+    os.chdir(script.parent)
+    sys.argv, sys.path[:0] = [str(script)], [str(script.parent)]
     try:
-        runpy.run_path(str(SAMPLES / f"{name}.py"), run_name="__main__")
+        runpy.run_path(str(script), run_name="__main__")
     except Stop:
         pass
-    print(f"{name:<26} {row[0] if row else '(never trained)'}", flush=True)
+    print(f"{script.stem:<26} {row[0] if row else '(never trained)'}", flush=True)
+
+
+def repeated(x: Any, y: Any, batch_size: int | None) -> Any:
+    """The script's training data as a dataset that does not end: its ``tf.data`` dataset, or
+    its arrays batched as Keras batches them (32 by default), shuffled once."""
+    import tensorflow as tf
+
+    if isinstance(x, tf.data.Dataset):
+        return x.repeat() if int(x.cardinality()) >= 0 else x
+    data = tf.data.Dataset.from_tensor_slices(x if y is None else (x, y))
+    return data.shuffle(4096, seed=0).batch(batch_size or 32).repeat()
 
 
 def main() -> None:
@@ -275,9 +288,10 @@ def main() -> None:
             + (["--split", str(options.split)] if options.split else []),
             capture_output=True, text=True,
         )  # fmt: skip
-        rows = [r for r in done.stdout.strip().splitlines() if r.startswith(name)]
+        label = Path(name).stem
+        rows = [r for r in done.stdout.strip().splitlines() if r.startswith(label)]
         failure = (done.stderr.strip().splitlines() or ["?"])[-1]
-        print(rows[-1] if rows else f"{name:<26} (failed: {failure})", flush=True)
+        print(rows[-1] if rows else f"{label:<26} (failed: {failure})", flush=True)
 
 
 if __name__ == "__main__":

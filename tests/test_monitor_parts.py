@@ -338,3 +338,24 @@ def test_calls_handed_on_in_bulk_add_up_exactly_as_one_by_one() -> None:
     assert bulk.end_epoch(t + 0.01) == one.end_epoch(t + 0.01)
     assert bulk.figures(t + 0.01) == one.figures(t + 0.01)
     assert list(bulks._whole) == pytest.approx(list(ones._whole))
+
+
+@pytest.mark.parametrize("fraction", [None, 0.25, 0.01])
+def test_calls_decided_at_once_are_split_exactly_as_one_by_one(fraction: float | None) -> None:
+    """The fast path asks the sampler how many next calls are not split, then skips it for
+    them; the calls split must be the same ones, with the same probabilities, as when each
+    call asks (multi-worker jobs rely on every worker splitting the same calls)."""
+    one, many = Sampler(fraction, seed=5), Sampler(fraction, seed=5)
+    for sampler in (one, many):  # the adaptive chance: 2 ms steps, a split adds 0.3 ms
+        for _ in range(8):
+            sampler.observe(0.002, None)
+            sampler.observe(0.002, 0.0003)
+    by_one = [(i, chance) for i in range(3000) if (chance := one.decide("train"))]
+    by_many, i = [], 0
+    while i < 3000:
+        chance = many.decide("train")
+        if chance:
+            by_many.append((i, chance))
+        i += 1 + many.not_split("train")
+    assert by_many == by_one[: len(by_many)] and len(by_one) - len(by_many) <= 1
+    assert len(by_one) >= 3000 * one.chance() * 0.5

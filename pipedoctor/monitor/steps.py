@@ -24,11 +24,12 @@ all calls whatever rhythm the input has (a wait at every epoch's first step, eve
 opening a file): ``tally`` weighs each by the inverse of its probability. The probability
 adapts so that what splitting costs stays within a budget of the step time.
 
-The calls that are not split are most calls, and a step can take 2 ms: each of them only has
-its start and end appended to an array (the *fast path*). They are handed on in bulk before
-the next call that is handed on alone (a split call, a long one) and at every epoch's and
-evaluation's edges, where the same work runs in a tight loop at a fraction of its cost between
-two steps.
+The calls that are not split are most calls, and a step can take 2 ms, where every
+microsecond of Python between two steps counts (it runs with cold caches, on cores the input
+pipeline keeps busy). So the sampler decides at once how many of the next calls are not split
+(a :class:`Plan`), and each of them takes the *fast path*: its start and end are appended to an
+array, and nothing else. They are handed on in bulk before the next call that is handed on
+alone (a split call, a long one) and at every epoch's and evaluation's edges.
 
 Only Keras's own train and test functions are split (recognised by name). A model that brings
 its own ``make_train_function`` is still timed call by call, without the wait.
@@ -42,7 +43,7 @@ import time
 from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 ORIGINAL = "__pipedoctor_original__"
@@ -56,9 +57,11 @@ STOCK_FUNCTIONS = {
 
 PHASES = ("train", "eval")
 FLOOR_DEQUEUES = 24
+"""Dequeues of a ready batch timed for the floor (their median is taken)."""
 OWN_EVERY = 16
 """On the fast path, the clock times its own work on one call in this many (a power of 2)."""
-"""Dequeues of a ready batch timed for the floor (their median is taken)."""
+UNSPLIT_RUN = 1024
+"""Calls planned at once where none is ever split (a function the clock cannot split)."""
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,18 @@ class Sampler:
         left, pick, length = block
         block[0] = left - 1
         return 1.0 / length if length - left == pick else None
+
+    def not_split(self, phase: str) -> int:
+        """How many of the phase's next calls are certainly not split, decided now (each of them
+        as :meth:`decide` would have); the next call after them goes to :meth:`decide`."""
+        block = self._blocks.get(phase)
+        if block is None or block[0] == 0:
+            return 0
+        left, pick, length = block
+        position = length - left
+        ahead = pick - position if pick >= position else left
+        block[0] = left - ahead
+        return ahead
 
     def observe_own(self, seconds: float, calls: int = 1) -> None:
         """The clock's own work on ``calls`` calls it did not split (0: work for calls counted
@@ -381,6 +396,39 @@ def _ready_iterator(batch: Any, strategy: Any) -> Any:
     return iter(strategy.experimental_distribute_dataset(dataset.with_options(options)))
 
 
+@dataclass(slots=True)
+class Plan:
+    """One phase's calls on the fast path: the ``left`` next calls, as long as they read from
+    ``iterator``, are not split, and their start and end go to ``times``. ``base`` is the
+    index of the first call the plan held (``planned`` of them)."""
+
+    times: array = field(default_factory=lambda: array("d"))
+    steps: int = 1
+    """Steps per call of the function the phase runs."""
+    left: int = 0
+    planned: int = 0
+    base: int = 0
+    iterator: Any = None
+
+    def next_index(self) -> int:
+        return self.base + self.planned - self.left
+
+    def take_index(self) -> int:
+        """The index of a call that takes the slow path; the plan ends with it."""
+        index = self.next_index()
+        self.stop(index + 1)
+        return index
+
+    def start(self, calls: int, iterator: Any) -> None:
+        self.left = self.planned = calls
+        self.iterator = iterator
+
+    def stop(self, next_index: int) -> None:
+        self.left = self.planned = 0
+        self.base = next_index
+        self.iterator = None
+
+
 PlainSink = Callable[[str, int, array], None]
 """Takes calls from the fast path: (phase, steps per call, start and end of each call in turn)."""
 
@@ -412,7 +460,6 @@ class StepClock:
         self.sampler = sampler or Sampler()
         self.clock = clock
         self.strategy = strategy
-        self.active = False
         self.errors = 0
         self.note: str | None = None
         self.split = {phase: False for phase in PHASES}
@@ -421,44 +468,50 @@ class StepClock:
         self.floor_ms: dict[str, float] = {}
         """The last dequeue floor measured per phase, in ms, for the report."""
         self._paused: dict[str, float] = {}
-        self._counts = {phase: 0 for phase in PHASES}
         self._last: dict[str, Any] = {}
         self._last_end: dict[str, float] = {}
         self._iterator_types: tuple[type, ...] = ()
-        self._current: dict[str, Any] = {}
-        """Per phase, the iterator its function last read from..."""
-        self._splittable = {phase: False for phase in PHASES}
-        """...and whether the call can be split with it (a stock function and a ``tf.data``
-        iterator: the compiled path a split call replaces)."""
-        self._pending: dict[str, array] = {phase: array("d") for phase in PHASES}
-        """Per phase, the start and end of each call on the fast path not yet handed on."""
-        self._pending_steps = {phase: 1 for phase in PHASES}
+        self._plans = {phase: Plan() for phase in PHASES}
+        """Per phase, the calls on the fast path: those planned, and those not handed on yet."""
+        self._active = False
         self.train_iterator: Any = None
         """The iterator the train function last read from (TensorFlow): what ``probe`` reads."""
 
+    @property
+    def active(self) -> bool:
+        return self._active
+
+    @active.setter
+    def active(self, on: bool) -> None:
+        """Switched off, the wrappers call the functions they wrap and nothing else (the fast
+        path included: its plans end)."""
+        self._active = on
+        if not on:
+            for plan in self._plans.values():
+                plan.stop(plan.next_index())
+
     def flush(self, phase: str | None = None) -> None:
-        """Hand the calls on the fast path (of ``phase``, or of every phase) to ``plain_sink``.
-        The time this takes is the clock's own: a pause before the phase's next call."""
+        """Hand the calls on the fast path (of ``phase``, or of every phase) to ``plain_sink``;
+        what that takes counts in the clock's cost per call."""
         for name in PHASES if phase is None else (phase,):
-            times = self._pending[name]
-            if not times:
+            plan = self._plans[name]
+            if not plan.times:
                 continue
             began = self.clock()
-            self._pending[name] = array("d")
+            times = array("d", plan.times)
+            del plan.times[:]
             try:
                 self.sampler.observe_ends(self._last_end.get(name, times[0]), times[1::2])
                 self._last_end[name] = times[-1]
-                self.plain_sink(name, self._pending_steps[name], times)
+                self.plain_sink(name, plan.steps, times)
             except Exception:  # noqa: BLE001 - a bookkeeping bug must not stop the user's training
                 self.errors += len(times) // 2
-            spent = self.clock() - began
-            self._paused[name] = self._paused.get(name, 0.0) + spent
-            self.sampler.observe_own(spent, calls=0)
+            self.sampler.observe_own(self.clock() - began, calls=0)
 
     def restart(self, phase: str) -> None:
         """A new epoch or evaluation: number calls from 0, and measure the floor again."""
         self.flush(phase)
-        self._counts[phase] = 0
+        self._plans[phase].stop(0)
         self._last.pop(phase, None)
         self._last_end.pop(phase, None)
         floor = self.floors.get(phase)
@@ -476,8 +529,9 @@ class StepClock:
         """A wrapper that times ``function``; wrapping a wrapper wraps its original."""
         function = getattr(function, ORIGINAL, None) or function
         self.flush(phase)
-        self._pending_steps[phase] = max(1, steps_per_call)
-        self._current.pop(phase, None)
+        plan = self._plans[phase]
+        plan.stop(plan.next_index())
+        plan.steps = max(1, steps_per_call)
         stock = getattr(function, "__qualname__", "") == STOCK_FUNCTIONS.get(self.backend)
         self.split[phase] = stock
         if self.backend == "jax":
@@ -492,16 +546,10 @@ class StepClock:
     def close(self) -> None:
         self.active = False
         self.train_iterator = None
-        self._current.clear()
         self._last.clear()
-        for times in self._pending.values():
-            del times[:]
+        for plan in self._plans.values():
+            del plan.times[:]
         self.floors.clear()
-
-    def _index(self, phase: str) -> int:
-        index = self._counts[phase]
-        self._counts[phase] = index + 1
-        return index
 
     def _emit(self, call: Call) -> None:
         paused = self.take_pause(call.phase)
@@ -556,39 +604,54 @@ class StepClock:
         self, function: Callable[..., Any], phase: str, stock: bool, steps_per_call: int
     ) -> Callable[[Any], Any]:
         traces = TraceWatch(TraceCounter(function))
-        # Bound once: the fast path below runs between two steps, where every lookup counts.
-        clock, counts, pending, last_end = self.clock, self._counts, self._pending, self._last_end
-        paused, current = self._paused, self._current
-        decide, observe_own = self.sampler.decide, self.sampler.observe_own
+        # Bound once: the fast path runs between two steps, where every lookup counts.
+        clock, plan, last = self.clock, self._plans[phase], self._last
+        times, observe_own = plan.times, self.sampler.observe_own
 
         def timed(iterator: Any) -> Any:
-            if not self.active:
-                return function(iterator)
             entered = clock()
-            index = counts[phase]
-            counts[phase] = index + 1
-            if iterator is not current.get(phase):  # Keras keeps one iterator for an epoch
-                current[phase] = iterator
-                self._splittable[phase] = stock and isinstance(iterator, self._iterator_types)
-                if phase == "train":
-                    self.train_iterator = iterator
-            chance = decide(phase) if self._splittable[phase] else None
+            left = plan.left
+            if left and iterator is plan.iterator:  # the fast path: a call planned not split
+                plan.left = left - 1
+                start = clock()
+                outputs = function(iterator)
+                end = clock()
+                last[phase] = outputs
+                if end - start < TRACE_MIN_S:
+                    times.append(start)
+                    times.append(end)
+                    if not left & (OWN_EVERY - 1):  # one call stands for OWN_EVERY of them
+                        observe_own(OWN_EVERY * (clock() - entered - end + start), OWN_EVERY)
+                    return outputs
+                index = plan.next_index() - 1  # long enough to have traced: looked at alone
+                traced = traces.traced(end - start)
+                self._emit(Call(phase, index, start, end, steps_per_call, None, traced=traced))
+                return outputs
+            if not self._active:
+                return function(iterator)
+            return slow(iterator, entered)
+
+        def slow(iterator: Any, entered: float) -> Any:
+            index = plan.take_index()
+            if phase == "train":
+                self.train_iterator = iterator
+            splittable = stock and isinstance(iterator, self._iterator_types)
+            chance = self.sampler.decide(phase) if splittable else None
             if chance is None:
                 start = clock()
                 outputs = function(iterator)
                 end = clock()
-                self._last[phase] = outputs
-                if end - start < TRACE_MIN_S and phase in last_end and not paused:
-                    times = pending[phase]  # the fast path: nothing else to do now
-                    times.append(start)
-                    times.append(end)
-                    if not index & (OWN_EVERY - 1):  # one call stands for OWN_EVERY of them
-                        observe_own(OWN_EVERY * (clock() - entered - end + start), OWN_EVERY)
-                    return outputs
                 traced = traces.traced(end - start)
                 self._emit(Call(phase, index, start, end, steps_per_call, None, traced=traced))
+                last[phase] = outputs
                 observe_own(clock() - entered - (end - start))
-                return outputs
+            else:
+                outputs = split(iterator, index, chance)
+            if self._active and not self._paused:  # a pause is handed on with the next call
+                plan.start(self.sampler.not_split(phase) if splittable else UNSPLIT_RUN, iterator)
+            return outputs
+
+        def split(iterator: Any, index: int, chance: float) -> Any:
             settled = self._settle(phase)
             start = self.clock()
             first = next(iterator)  # StopIteration at the end of the data, as Keras expects
@@ -602,7 +665,7 @@ class StepClock:
             floor = self.floor(phase)
             call = self._split_call(phase, index, start, end, batches, chance, floor, traced)
             self._emit(replace(call, extra=settled + end - ran + floor * call.steps))
-            self._last[phase] = outputs
+            last[phase] = outputs
             self._calibrate(phase, first)
             return outputs
 
@@ -617,7 +680,7 @@ class StepClock:
             if not self.active:
                 return function(state, iterator)
             entered = self.clock()
-            index = self._index(phase)
+            index = self._plans[phase].take_index()
             chance = self.sampler.decide(phase) if stock else None
             settled = self._settle(phase) if chance is not None else 0.0
             batches = TimedIterator(iterator, self.clock)
