@@ -58,8 +58,6 @@ STOCK_FUNCTIONS = {
 PHASES = ("train", "eval")
 FLOOR_DEQUEUES = 24
 """Dequeues of a ready batch timed for the floor (their median is taken)."""
-OWN_EVERY = 16
-"""On the fast path, the clock times its own work on one call in this many (a power of 2)."""
 UNSPLIT_RUN = 1024
 """Calls planned at once where none is ever split (a function the clock cannot split)."""
 
@@ -141,10 +139,10 @@ class Sampler:
         self._whole: deque[float] = deque(maxlen=memory)
         self._blocks: dict[str, list[int]] = {}
         """Per phase: [calls left in the block, position of the split call, block length]."""
-        self.call_cost = 0.0
-        """Seconds every call pays for being timed at all (see :meth:`observe_own`): it comes
-        out of the budget before splitting does."""
         self._own = [0.0, 0]
+        """Seconds and calls timed whole: calls looked at alone, and handing calls on in bulk."""
+        self._fast = [0.0, 0, 0]
+        """Seconds and number of the fast calls timed, and every fast call."""
 
     def cost(self) -> tuple[float, float] | None:
         """(what a split adds to a call, a call's median period), in seconds, once known."""
@@ -187,14 +185,30 @@ class Sampler:
         block[0] = left - ahead
         return ahead
 
-    def observe_own(self, seconds: float, calls: int = 1) -> None:
-        """The clock's own work on ``calls`` calls it did not split (0: work for calls counted
-        already, such as handing them on in bulk); ``call_cost`` is the mean per call once a
-        few calls were timed."""
+    @property
+    def call_cost(self) -> float:
+        """Seconds every call pays for being timed at all, on average (0 until a few calls were
+        timed): it comes out of the budget before splitting does."""
+        seconds, calls = self._own
+        timed, sampled, fast = self._fast
+        if sampled:
+            seconds, calls = seconds + timed / sampled * fast, calls + fast
+        return seconds / calls if calls >= 16 else 0.0
+
+    def observe_own(self, seconds: float) -> None:
+        """The clock's own work on a call it did not split and looked at alone."""
         self._own[0] += seconds
-        self._own[1] += calls
-        if self._own[1] >= 16:
-            self.call_cost = self._own[0] / self._own[1]
+        self._own[1] += 1
+
+    def observe_fast(self, seconds: float) -> None:
+        """The clock's own work on one call on the fast path (a sample of them is timed)."""
+        self._fast[0] += seconds
+        self._fast[1] += 1
+
+    def observe_bulk(self, seconds: float, calls: int) -> None:
+        """Handing ``calls`` calls from the fast path on, in ``seconds``."""
+        self._own[0] += seconds
+        self._fast[2] += calls
 
     def observe(self, period: float, extra: float | None) -> None:
         """A call's period (from the previous call's end) and, for a split call, what the split
@@ -490,9 +504,10 @@ class StepClock:
             for plan in self._plans.values():
                 plan.stop(plan.next_index())
 
-    def flush(self, phase: str | None = None) -> None:
+    def flush(self, phase: str | None = None) -> float:
         """Hand the calls on the fast path (of ``phase``, or of every phase) to ``plain_sink``;
-        what that takes counts in the clock's cost per call."""
+        the seconds that took (they count in the clock's cost per call)."""
+        spent = 0.0
         for name in PHASES if phase is None else (phase,):
             plan = self._plans[name]
             if not plan.times:
@@ -506,7 +521,10 @@ class StepClock:
                 self.plain_sink(name, plan.steps, times)
             except Exception:  # noqa: BLE001 - a bookkeeping bug must not stop the user's training
                 self.errors += len(times) // 2
-            self.sampler.observe_own(self.clock() - began, calls=0)
+            seconds = self.clock() - began
+            self.sampler.observe_bulk(seconds, len(times) // 2)
+            spent += seconds
+        return spent
 
     def restart(self, phase: str) -> None:
         """A new epoch or evaluation: number calls from 0, and measure the floor again."""
@@ -551,9 +569,10 @@ class StepClock:
             del plan.times[:]
         self.floors.clear()
 
-    def _emit(self, call: Call) -> None:
+    def _emit(self, call: Call) -> float:
+        """Hand ``call`` on, the calls before it first; the seconds handing those took."""
         paused = self.take_pause(call.phase)
-        self.flush(call.phase)  # the calls before it first
+        flushed = self.flush(call.phase)
         if paused:
             call = replace(call, paused=paused)
         try:
@@ -564,6 +583,7 @@ class StepClock:
             self.sink(call)
         except Exception:  # noqa: BLE001 - a bookkeeping bug must not stop the user's training
             self.errors += 1
+        return flushed
 
     def _settle(self, phase: str) -> float:
         """Let the previous call finish on the device before a split call is timed; how long
@@ -606,7 +626,7 @@ class StepClock:
         traces = TraceWatch(TraceCounter(function))
         # Bound once: the fast path runs between two steps, where every lookup counts.
         clock, plan, last = self.clock, self._plans[phase], self._last
-        times, observe_own = plan.times, self.sampler.observe_own
+        times, observe_fast = plan.times, self.sampler.observe_fast
 
         def timed(iterator: Any) -> Any:
             entered = clock()
@@ -620,16 +640,22 @@ class StepClock:
                 if end - start < TRACE_MIN_S:
                     times.append(start)
                     times.append(end)
-                    if not left & (OWN_EVERY - 1):  # one call stands for OWN_EVERY of them
-                        observe_own(OWN_EVERY * (clock() - entered - end + start), OWN_EVERY)
+                    if left == 1:  # the clock's own work, timed on each plan's last call
+                        observe_fast(clock() - entered - end + start)
                     return outputs
                 index = plan.next_index() - 1  # long enough to have traced: looked at alone
-                traced = traces.traced(end - start)
-                self._emit(Call(phase, index, start, end, steps_per_call, None, traced=traced))
+                look(index, start, end, entered)
                 return outputs
             if not self._active:
                 return function(iterator)
             return slow(iterator, entered)
+
+        def look(index: int, start: float, end: float, entered: float) -> None:
+            """A call not split, handed on alone."""
+            traced = traces.traced(end - start)
+            call = Call(phase, index, start, end, steps_per_call, None, traced=traced)
+            flushed = self._emit(call)
+            self.sampler.observe_own(clock() - entered - (end - start) - flushed)
 
         def slow(iterator: Any, entered: float) -> Any:
             index = plan.take_index()
@@ -641,10 +667,8 @@ class StepClock:
                 start = clock()
                 outputs = function(iterator)
                 end = clock()
-                traced = traces.traced(end - start)
-                self._emit(Call(phase, index, start, end, steps_per_call, None, traced=traced))
                 last[phase] = outputs
-                observe_own(clock() - entered - (end - start))
+                look(index, start, end, entered)
             else:
                 outputs = split(iterator, index, chance)
             if self._active and not self._paused:  # a pause is handed on with the next call
@@ -700,10 +724,10 @@ class StepClock:
                 call = Call(
                     phase, index, start, end, steps, batches.samples, synced=False, traced=traced
                 )
-            self._emit(call)
+            flushed = self._emit(call)
             self._last[phase] = outputs
             if chance is None:
-                self.sampler.observe_own(self.clock() - entered - (end - start))
+                self.sampler.observe_own(self.clock() - entered - (end - start) - flushed)
             return result
 
         return timed
