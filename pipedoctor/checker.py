@@ -179,6 +179,7 @@ def check(
     from pipedoctor.measure.job import measure_job
     from pipedoctor.measure.protocol import MeasureError
 
+    _require_dataset(dataset)
     config = load_config(Path.cwd(), select=select, ignore=ignore)
     try:
         job = measure_job(
@@ -191,6 +192,18 @@ def check(
     if model is None:
         notes.append("no model given: only the input pipeline was measured")
     return build_report(job.measurements, notes, config.selection, file_findings=job.findings)
+
+
+def _require_dataset(dataset: Any) -> None:
+    """``check`` measures a ``tf.data.Dataset``: anything else is the caller's mistake, said
+    in one line (a ``TypeError``, as Python says it), not an ``AttributeError`` from inside."""
+    import tensorflow as tf
+
+    if not isinstance(dataset, tf.data.Dataset):
+        raise TypeError(
+            f"check() needs a tf.data.Dataset, got {type(dataset).__name__}: for arrays, "
+            "pass tf.data.Dataset.from_tensor_slices((x, y)).batch(n)"
+        )
 
 
 def check_script(
@@ -223,6 +236,10 @@ def check_script(
         raise CheckError(result.message, details, result.continuation)
     measurements = dict(result.measurements)
     measurements["check_seconds"] = round(result.seconds, 1)
+    notes = list(result.notes)
+    if (reason := incomplete(measurements, notes)) is not None:
+        measurements["incomplete"] = reason
+        notes.append(f"the check is incomplete: {reason}")
     shown = display_path(script)
     text = decode(script.read_bytes(), shown)
     file_findings: list[Finding] = []
@@ -237,6 +254,27 @@ def check_script(
     ignored = config.ignored_for(shown)
     file_findings = [f for f in file_findings if not any(f.rule.startswith(c) for c in ignored)]
     report = build_report(
-        measurements, result.notes, config.selection, file_findings=file_findings, files=1
+        measurements, notes, config.selection, file_findings=file_findings, files=1
     )
     return ScriptCheck(report, result.continuation)
+
+
+THROUGHPUTS = ("pipeline", "ceiling", "training")
+
+
+def incomplete(measurements: dict[str, Any], notes: Sequence[str]) -> str | None:
+    """Why a check that caught the script training is no diagnosis: one of the three
+    throughputs is missing. The reason is the child's, or the note that says what failed."""
+    if isinstance(measurements.get("incomplete"), str):
+        return measurements["incomplete"]
+    missing = [n for n in THROUGHPUTS if not measurements.get(f"{n}_samples_per_s")]
+    if not missing:
+        return None
+    named = " and ".join(f"the {n}" if n != "pipeline" else "the pipeline alone" for n in missing)
+    why = next(
+        (n for n in notes if n.startswith(("training could not be measured", "no compiled"))),
+        None,
+    )
+    if why is None:
+        why = "the check's budget ran out before it could be timed: give it a longer --timeout"
+    return f"{named} {'was' if len(missing) == 1 else 'were'} not measured ({why})"

@@ -7,6 +7,7 @@ Exit codes (ruff's): 0 nothing at or above the failing severity, 1 findings that
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import textwrap
@@ -275,10 +276,12 @@ def run_check(args: argparse.Namespace) -> int:
     from pipedoctor.checker import CheckError, check_script
 
     fail_on = parse_fail_on(args.fail_on)
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive")
+    if not math.isfinite(args.timeout) or args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds")
     if args.workers is not None and args.workers < 2:
         raise UsageError("--workers must be 2 or more")
+    if args.demo and args.script is not None:
+        raise UsageError(f"--demo checks the bundled demo: drop it to check {args.script}")
     script = demo_script() if args.demo else args.script
     if script is None:
         raise UsageError("check needs a SCRIPT (or --demo)")
@@ -307,6 +310,11 @@ def run_check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     progress.done()
     code = report_and_gate(checked.report, args, fail_on, args.min_ratio)
+    if checked.report.incomplete is not None:
+        sys.stderr.write(
+            f"pipedoctor: error: the check is incomplete: {checked.report.incomplete}\n"
+        )
+        code = EXIT_ERROR
     if checked.continuation is not None:
         return train_on(checked.continuation, code)
     return code

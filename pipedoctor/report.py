@@ -115,6 +115,13 @@ class Report:
     measurements: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def incomplete(self) -> str | None:
+        """Why a check of a training script is no diagnosis: the script trained, and the
+        check could not measure all of it (``None`` when it could, and for a lint)."""
+        reason = self.measurements.get("incomplete")
+        return reason if isinstance(reason, str) else None
+
     def counts(self) -> dict[str, int]:
         counts = {s.label: 0 for s in sorted(Severity, reverse=True)}
         for finding in self.findings:

@@ -181,14 +181,15 @@ for batch in strategy.experimental_distribute_dataset(ds):
 """
 
 
-def test_custom_training_loop_measures_the_pipeline(tmp_path: Path) -> None:
+def test_custom_training_loop_is_timed_in_place(tmp_path: Path) -> None:
     (tmp_path / "loop.py").write_text(CUSTOM_LOOP)
-    done = check("loop.py", "--format", "json", "--timeout", "40", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-3000:]
-    data = json.loads(done.stdout)
-    assert data["measurements"]["pipeline_samples_per_s"] > 0
-    assert data["measurements"]["ceiling_samples_per_s"] is None
-    assert any("only the input pipeline was measured" in n for n in data["notes"])
+    done = check("loop.py", "--format", "json", "--timeout", "30", cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    m = json.loads(done.stdout)["measurements"]
+    assert m["pipeline_samples_per_s"] > 0 and m["training_samples_per_s"] > 0
+    # The loop's body does nothing: fed one batch over and over, it runs far faster.
+    assert m["ceiling_samples_per_s"] > m["training_samples_per_s"]
+    assert m["strategy"] == "OneDeviceStrategy" and m["batch_size"] == 16
 
 
 def test_run_after_trains_to_the_end_report_first_with_the_scripts_exit_code(
@@ -250,8 +251,27 @@ def test_min_ratio_output_file_and_the_scripts_own_output(tmp_path: Path) -> Non
     ratio = m["training_samples_per_s"] / m["ceiling_samples_per_s"]
     assert ratio < 0.95
     assert f"training reaches {ratio:.2f} of the compute ceiling (< 0.95)" in done.stderr
-    assert "epochs from argv: ['--epochs', '5']" in done.stdout  # --show-output: the script's
-    assert '"verdict"' not in done.stdout  # ...and no report on stdout
+    # --show-output: the script's own output, on stderr; stdout belongs to the report, which
+    # went to the file here, so stdout stays empty
+    assert "epochs from argv: ['--epochs', '5']" in done.stderr
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--demo", "other.py"], "--demo checks the bundled demo: drop it to check other.py"),
+        (["train.py", "--timeout", "nan"], "--timeout must be a positive number of seconds"),
+        (["train.py", "--timeout", "inf"], "--timeout must be a positive number of seconds"),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    (tmp_path / "train.py").write_text("print('never run')\n")
+    done = check(*args, cwd=tmp_path, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [f"pipedoctor: error: {message}"]
 
 
 def test_the_gate_reads_the_ratio_from_the_report() -> None:

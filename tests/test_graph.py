@@ -274,3 +274,17 @@ def test_parallel_reads_of_an_unknown_number_of_files_say_so(tmp_path: Path) -> 
     assert "how many is unknown" in reads.title and "4 files" not in reads.title
     rebuilt = g.rebuild(rewritten(gp, [reads]), ds.element_spec)
     assert sorted(float(x[0]) for x in rebuilt) == sorted(float(x[0]) for x in ds)
+
+
+def test_work_before_a_cache_never_limits_the_steady_state() -> None:
+    from pipedoctor.graph.whatif import mark_limiting
+
+    rates = [("source", 100_000.0), ("map", 2_000.0), ("cache", 1_500.0), ("shuffle", 90_000.0),
+             ("batch", 80_000.0), ("map", 20_000.0)]  # fmt: skip
+    stages = [{"op": op, "samples_per_s": rate} for op, rate in rates]
+    mark_limiting(stages)
+    assert [i for i, s in enumerate(stages) if s["limiting"]] == [5]
+    assert stages[5]["input_samples_per_s"] == 80_000.0
+    uncached = [s for s in stages if s["op"] != "cache"]
+    mark_limiting(uncached)
+    assert [s["samples_per_s"] for s in uncached if s["limiting"]] == [2_000.0]

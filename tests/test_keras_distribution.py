@@ -83,6 +83,8 @@ JOBS = {
     "uneven": (BUILT_BEFORE_AND_UNEVEN, 4),
     "model_parallel": (MODEL_PARALLEL, 4),
 }
+INCOMPLETE = {"uneven"}
+"""Jobs whose training step fails in the check: their report comes with exit code 2."""
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +106,7 @@ def checked(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
     reports = {}
     for name, (process, folder) in running.items():
         out, err = process.communicate(timeout=120)
-        assert process.returncode == 0, f"{name}: {err[-3000:]}"
+        assert process.returncode == (2 if name in INCOMPLETE else 0), f"{name}: {err[-3000:]}"
         reports[name] = (json.loads(out), folder)
     return reports
 
@@ -175,6 +177,7 @@ def test_batch_that_does_not_divide_and_a_model_built_before_the_mesh(checked) -
     failed = [n for n in report["notes"] if n.startswith("training could not be measured")]
     assert failed and "IndivisibleError" in failed[0] and "\n" not in failed[0]
     assert report.get("verdict") is None  # no wrong all-clear
+    assert "training were not measured" in m["incomplete"]
 
 
 def test_model_parallel_layouts_and_layout_map_keys(checked) -> None:

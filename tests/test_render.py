@@ -155,7 +155,8 @@ def test_text_plain() -> None:
     assert lines[2] == ""
     assert lines[3] == (
         "data dir/my pipe.py:12:5: PD102 [warning] sequential-map: "
-        "`map` runs one element at a time (no num_parallel_calls). (measured gain x1.8)"
+        "`map` runs one element at a time (no num_parallel_calls). "
+        "(measured gain x1.8 on the pipeline alone)"
     )
     assert lines[4] == "  fix: Pass `num_parallel_calls=tf.data.AUTOTUNE` to `map`."
     # A line break (CRLF too) continues the message, indented under it.

@@ -22,7 +22,10 @@ MEASURED = {
     "gpu_note": "no NVIDIA GPU visible: GPU sampling skipped",
     "scaling": "More GPUs would wait on the same pipeline.",
 }
-FINDING = Finding("PD102", "sequential-map", Severity.WARNING, "m", path="t.py", line=1, gain=1.8)
+FINDING = Finding(
+    "PD102", "sequential-map", Severity.WARNING, "m", path="t.py", line=1, gain=1.8,
+    end_to_end_gain=1.8,
+)  # fmt: skip
 
 
 def block(out: str) -> list[str]:
@@ -221,6 +224,20 @@ def test_gain_label_says_what_training_can_gain() -> None:
     plain = Finding("PD102", "sequential-map", Severity.WARNING, "m", gain=1.8, end_to_end_gain=1.8)
     assert gain_label(plain) == "measured gain x1.8"
     assert gain_label(Finding("PD101", "missing-prefetch", Severity.INFO, "m")) is None
+    uncapped = Finding("PD109", "unvectorized-map", Severity.WARNING, "m", gain=5.9)
+    assert gain_label(uncapped) == "measured gain x5.9 on the pipeline alone"
+
+
+def test_without_a_ceiling_no_gain_passes_for_an_end_to_end_one() -> None:
+    from pipedoctor.graph.doctor import measured
+    from pipedoctor.graph.whatif import _end_to_end
+    from pipedoctor.report import Finding, Severity
+
+    assert _end_to_end(6700.0, 1000.0, None) is None
+    assert _end_to_end(6700.0, 1000.0, 2000.0) == 2.0
+    info = Finding("PD106", "missing-cache", Severity.INFO, "m")
+    assert measured(info, 6.7, None).severity is Severity.INFO  # no ceiling: not "worth" x6.7
+    assert measured(info, 6.7, 2.0).severity is Severity.WARNING
 
 
 def test_bars_stay_readable_when_the_pipeline_or_projection_is_far_faster_than_the_model() -> None:

@@ -20,17 +20,27 @@ import runpy
 import sys
 import time
 import traceback
+import weakref
 from contextlib import contextmanager
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 PACKAGE_DIR = str(Path(__file__).resolve().parent.parent) + os.sep
 
 
-class CaptureDone(BaseException):
-    """Unwinds the user's script once the measurements are taken (not an ``Exception``, so
-    ordinary ``except Exception`` blocks in the script do not swallow it)."""
+def stop_script() -> NoReturn:
+    """End the script here and now, once the check has said what it found. Not an exception:
+    one would unwind through the script's own ``finally`` (a ``model.save`` there would
+    overwrite the user's model with the untrained one) and could be swallowed by a bare
+    ``except:``, after which the script would train and write its outputs. Nothing of the
+    script runs after this: no handler, no ``atexit``, no pending write."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(0)
 
 
 class Events:
@@ -82,7 +92,10 @@ class Capture:
         self.validation: tuple[Any, Any] = (None, None)
         """``fit``'s validation data and its batch size."""
         self.done = False
-        self.last_model: Any = None
+        self.models: list[weakref.ref[Any]] = []
+        """Every Keras model the script built, oldest first."""
+        self.loop: Any = None
+        """A custom loop waiting for its first batch (``capture.loop.LoopPlan``)."""
         self.where: Any = None
         self.distribution_sites: dict[int, Any] = {}
         """Where each Keras distribution was set, by the distribution's id."""
@@ -108,12 +121,16 @@ class Capture:
         def fit(
             model: Any, x: Any = None, y: Any = None, batch_size: Any = None, *args: Any, **kw: Any
         ):
+            if capture.loop is not None and capture.loop.phase == "start":
+                # A dataset distributed by hand, then handed to ``fit``: not a custom loop.
+                x = capture.loop.dataset if x is capture.loop.distributed else x
+                capture.loop.phase, capture.loop, capture.done = "cancelled", None, False
             if not capture.done:
                 capture.done = True
                 capture.where = sites.user_site()
                 capture.on_fit(model, x, y, batch_size, kw)
                 if not capture.run_after:
-                    raise CaptureDone
+                    stop_script()
             return original_fit(model, x, y, batch_size, *args, **kw)
 
         fit.__wrapped__ = original_fit  # type: ignore[attr-defined]
@@ -123,9 +140,20 @@ class Capture:
 
         def init(model: Any, *args: Any, **kw: Any) -> None:
             original_init(model, *args, **kw)
-            capture.last_model = model
+            capture.models.append(weakref.ref(model))
 
         keras.Model.__init__ = init
+
+        optimizer_cls = next(k for k in keras.optimizers.Optimizer.__mro__ if "apply" in k.__dict__)
+        original_apply = optimizer_cls.apply
+
+        def apply(optimizer: Any, *args: Any, **kw: Any) -> Any:
+            if not capture.done:
+                capture.on_loop_step()
+            return original_apply(optimizer, *args, **kw)
+
+        apply.__wrapped__ = original_apply  # type: ignore[attr-defined]
+        optimizer_cls.apply = apply
         if hasattr(keras, "distribution"):
             self.install_distribution(keras.distribution)
 
@@ -157,66 +185,195 @@ class Capture:
         import tensorflow as tf
 
         from pipedoctor.capture import sites
+        from pipedoctor.capture.loop import watch_iterators
 
         sites.install()
+        watch_iterators()
         capture = self
 
         strategy_cls = tf.distribute.Strategy
         original_distribute = strategy_cls.experimental_distribute_dataset
 
         def distribute(strategy: Any, dataset: Any, *args: Any, **kw: Any):
+            distributed = original_distribute(strategy, dataset, *args, **kw)
             if not capture.done:
                 capture.done = True
-                model = (
-                    capture.last_model if getattr(capture.last_model, "compiled", False) else None
-                )
-                capture.measure(dataset, model, {"hook": "experimental_distribute_dataset"})
-                if not capture.run_after:
-                    raise CaptureDone
-            return original_distribute(strategy, dataset, *args, **kw)
+                capture.where = sites.user_site()
+                capture.time_loop(
+                    strategy, dataset, distributed, "experimental_distribute_dataset",
+                    lambda: original_distribute(strategy, dataset.repeat(), *args, **kw),
+                )  # fmt: skip
+            return distributed
 
         strategy_cls.experimental_distribute_dataset = distribute
-
         original_from_function = strategy_cls.distribute_datasets_from_function
 
         def from_function(strategy: Any, dataset_fn: Any, *args: Any, **kw: Any):
+            distributed = original_from_function(strategy, dataset_fn, *args, **kw)
             if not capture.done:
                 capture.done = True
+                capture.where = sites.user_site()
                 context = tf.distribute.InputContext(
                     num_input_pipelines=1,
                     input_pipeline_id=0,
                     num_replicas_in_sync=strategy.num_replicas_in_sync,
                 )
-                model = (
-                    capture.last_model if getattr(capture.last_model, "compiled", False) else None
-                )
-                capture.measure(
-                    dataset_fn(context), model, {"hook": "distribute_datasets_from_function"}
-                )
-                if not capture.run_after:
-                    raise CaptureDone
-            return original_from_function(strategy, dataset_fn, *args, **kw)
+                capture.time_loop(
+                    strategy, dataset_fn(context), distributed,
+                    "distribute_datasets_from_function",
+                    lambda: original_from_function(
+                        strategy, lambda ctx: dataset_fn(ctx).repeat(), *args, **kw
+                    ),
+                )  # fmt: skip
+            return distributed
 
         strategy_cls.distribute_datasets_from_function = from_function
+
+    def model(self) -> Any:
+        """The model the script trains, for a custom loop: the last one it compiled, else the
+        last one it built that is no part of another (a ``Sequential`` builds a functional
+        model inside itself)."""
+        models = [m for m in (ref() for ref in self.models) if m is not None]
+        compiled = [m for m in models if getattr(m, "compiled", False)]
+        if compiled:
+            return compiled[-1]
+        inner = {id(getattr(m, "_functional", None)) for m in models}
+        for m in models:
+            inner.update(id(layer) for layer in getattr(m, "layers", []) if layer is not m)
+        outer = [m for m in models if id(m) not in inner]
+        return outer[-1] if outer else None
+
+    def on_loop_step(self) -> None:
+        """A first optimizer step with no ``fit`` and no distributed dataset: a plain custom
+        loop. Its data is the tf.data iterator that served the latest batch to Python."""
+        import tensorflow as tf
+
+        from pipedoctor.capture import sites
+        from pipedoctor.capture.loop import last_served
+
+        self.done = True
+        self.where = sites.user_site()
+        iterator = last_served()
+        dataset = getattr(iterator, "_dataset", None)
+        if dataset is None:
+            raise_error(
+                self.events,
+                "the script trains in a custom loop on data that is not a tf.data dataset read "
+                "in Python (for example NumPy batches): the check can time only tf.data input",
+            )
+            stop_script()
+        self.time_loop(
+            tf.distribute.get_strategy(), dataset, None, "a custom loop's first optimizer step",
+            lambda: dataset.repeat(), iterator=iterator,
+        )  # fmt: skip
+
+    def time_loop(
+        self,
+        strategy: Any,
+        dataset: Any,
+        distributed: Any,
+        hook: str,
+        repeated: Any,
+        iterator: Any = None,
+    ) -> None:
+        """Time the custom loop over ``distributed`` (or reading ``iterator``) from its next
+        batch on (see ``capture.loop``); ``repeated`` makes a repeated copy for the training
+        phase."""
+        from pipedoctor.capture.loop import LoopPlan, mark, mark_iterator
+        from pipedoctor.measure.protocol import Budget, MeasureError, measure_input
+        from pipedoctor.measure.sampling import Sampling
+
+        capture = self
+        sampling = Sampling()
+        state: dict[str, Any] = {}
+
+        def progress(message: str) -> None:
+            capture.events.send("progress", message=message)
+
+        def start() -> None:
+            capture.loop = None
+            state["started"] = time.perf_counter()
+            plan.budget = state["budget"] = Budget.of(max(1.0, capture.deadline - time.time()))
+            capture.events.send("captured", hook=hook, model=type(capture.model()).__name__)
+            try:
+                state["measured"], _, _ = measure_input(dataset, plan.budget, progress)
+            except MeasureError as exc:
+                raise_error(capture.events, str(exc))
+                stop_script()
+
+        def finish(plan: LoopPlan) -> None:
+            capture.finish_loop(plan, state, sampling, dataset, hook)
+
+        plan = LoopPlan(strategy, repeated, None, start, finish, progress, run_after=self.run_after)
+        plan.dataset, plan.distributed = dataset, distributed
+        plan.sampling_context = sampling.during
+        if iterator is not None:
+            mark_iterator(iterator, plan)
+            return
+        self.loop = plan
+        mark(distributed, plan)
+
+    def finish_loop(
+        self, plan: Any, state: dict[str, Any], sampling: Any, dataset: Any, hook: str
+    ) -> None:
+        from pipedoctor.capture.loop import IN_GRAPH
+        from pipedoctor.measure.job import finish_job
+        from pipedoctor.measure.placement import StrategyPlacement
+
+        placement = StrategyPlacement(plan.strategy)
+        measured = state["measured"]
+        measured.ceiling = plan.rates.get("ceiling")
+        measured.training = plan.rates.get("training")
+        measured.batch_size = plan.samples or measured.batch_size
+        measured.replicas = measured.devices = placement.replicas
+        measured.strategy = placement.name
+        if plan.in_graph:
+            measured.extra["incomplete"] = IN_GRAPH
+        elif self.run_after:
+            measured.notes.append(
+                "the compute ceiling of a custom loop is not measured with --run-after: it "
+                "feeds the loop one batch over and over, which would change your training"
+            )
+        if placement.replicas > 1 and not plan.in_graph:
+            measured.notes.append(
+                "a custom loop's scaling efficiency and parity are not measured: they need a "
+                "copy of its step on one device, and the step is the script's own code"
+            )
+        job = finish_job(
+            dataset, self.model(), measured, sampling, state["budget"], state["started"],
+            lambda message: self.events.send("progress", message=message),
+            selection=self.selection, where=self.where, workers=self.workers,
+            sites=self.sites(), placement=placement,
+        )  # fmt: skip
+        self.send_result(job, {"hook": hook, "given": "a custom training loop"})
+        if not self.run_after:
+            stop_script()
 
     def on_fit(self, model: Any, x: Any, y: Any, batch_size: Any, kw: dict[str, Any]) -> None:
         import tensorflow as tf
 
         if isinstance(x, tf.data.Dataset):
-            dataset = x
-            given = "a tf.data.Dataset"
+            dataset, given, built_by = x, "a tf.data.Dataset", None
         elif x is not None:
-            size = batch_size or 32
-            data = (x, y) if y is not None else x
-            dataset = tf.data.Dataset.from_tensor_slices(data).batch(size)
-            given = f"in-memory arrays (measured as from_tensor_slices(...).batch({size}))"
+            from pipedoctor.measure.protocol import MeasureError
+
+            try:
+                dataset, built_by = keras_input(x, y, batch_size, kw)
+            except MeasureError as exc:
+                raise_error(self.events, str(exc))
+                stop_script()
+            given = f"{built_by} (measured as the tf.data pipeline Keras builds for it)"
         else:
             raise_error(self.events, "`fit` was called without training data")
-            raise CaptureDone
+            stop_script()
         self.validation = (kw.get("validation_data"), kw.get("validation_batch_size") or batch_size)
-        self.measure(dataset, model, {"hook": "fit", "given": given})
+        self.measure(dataset, model, {"hook": "fit", "given": given}, built_by)
 
-    def measure(self, dataset: Any, model: Any, capture_info: dict[str, Any]) -> None:
+    def measure(
+        self, dataset: Any, model: Any, capture_info: dict[str, Any], built_by: str | None = None
+    ) -> None:
+        """``built_by``: what the script gave ``fit`` when Keras, not the script, built the
+        pipeline (arrays, a generator, a ``PyDataset``)."""
         from pipedoctor.measure.job import measure_job
         from pipedoctor.measure.protocol import MeasureError
 
@@ -233,12 +390,20 @@ class Capture:
                 selection=self.selection,
                 sites=self.sites(),
                 profile=self.profile,
+                built_by=built_by,
             )
         except MeasureError as exc:
             raise_error(self.events, str(exc))
             if self.run_after:  # the check failed, the training the user asked for goes on
                 return
-            raise CaptureDone from None
+            stop_script()
+        self.send_result(job, capture_info)
+
+    def send_result(self, job: Any, capture_info: dict[str, Any]) -> None:
+        if self.where is not None:  # where job-level findings point, for SARIF
+            job.measurements["training_call"] = {
+                "path": self.where.path, "line": self.where.line, "column": self.where.column,
+            }  # fmt: skip
         self.events.send(
             "result",
             measurements=job.measurements,
@@ -264,6 +429,34 @@ class Capture:
                 if layout_map is not None and owner == id(layout_map)
             },
         }
+
+
+def keras_input(x: Any, y: Any, batch_size: Any, kw: dict[str, Any]) -> tuple[Any, str]:
+    """The tf.data pipeline Keras itself builds for what ``fit`` was given that is not a
+    dataset (arrays, a list of arrays for a multi-input model, a generator, a ``PyDataset``),
+    through Keras's own data adapters, and what that input was."""
+    from keras.src.trainers.data_adapters import get_data_adapter
+
+    try:
+        adapter = get_data_adapter(
+            x, y, sample_weight=kw.get("sample_weight"), batch_size=batch_size,
+            steps_per_epoch=kw.get("steps_per_epoch"), shuffle=kw.get("shuffle", True),
+            class_weight=kw.get("class_weight"),
+        )  # fmt: skip
+        dataset = adapter.get_tf_dataset()
+    except Exception as exc:  # noqa: BLE001 - what Keras would say, on one line
+        from pipedoctor.measure.protocol import MeasureError, brief
+
+        raise MeasureError(
+            f"Keras cannot build an input pipeline from what `fit` was given "
+            f"({type(x).__name__}): {brief(exc)}"
+        ) from None
+    kinds = {
+        "ArrayDataAdapter": "in-memory arrays",
+        "GeneratorDataAdapter": "a Python generator",
+        "PyDatasetAdapter": f"a keras.utils.PyDataset ({type(x).__name__})",
+    }
+    return dataset, kinds.get(type(adapter).__name__, type(x).__name__)
 
 
 def selection_from_json(text: str) -> Any:
@@ -324,8 +517,6 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             runpy.run_path(str(script), run_name="__main__")
-        except CaptureDone:
-            return 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             if carried_on() and not isinstance(exc.code, int | None):

@@ -85,6 +85,14 @@ class Continuation:
             shutil.rmtree(self.private, ignore_errors=True)
 
 
+def _stderr_fd() -> int:
+    """The file descriptor behind ``sys.stderr`` (2 where it has none, as under a capture)."""
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return 2
+
+
 def _interrupt_tree(process: subprocess.Popen[bytes]) -> None:
     """Ctrl-C for the script's process group, as a terminal would send it; then the usual stop."""
     try:
@@ -160,7 +168,9 @@ def run_script(
                 process = subprocess.Popen(
                     command,
                     stdin=subprocess.DEVNULL,
-                    stdout=None if show_output else log,
+                    # The report owns stdout: the script's own output, when shown, goes to
+                    # stderr, so `--show-output --format json` still parses.
+                    stdout=_stderr_fd() if show_output else log,
                     stderr=None if show_output else subprocess.STDOUT,
                     pass_fds=(write_fd,),
                     start_new_session=True,

@@ -35,6 +35,8 @@ def _library_roots() -> tuple[str, ...]:
     return tuple(roots)
 
 
+AUTOGRAPH = "__autograph_generated_file"
+"""The temporary module autograph writes a ``tf.function``'s converted code to."""
 DEMO_DIR = str(Path(__file__).resolve().parent.parent / "demo") + os.sep
 """The bundled demo lives inside the package but is user code for this purpose."""
 
@@ -45,7 +47,8 @@ def caller_site(roots: tuple[str, ...]) -> Location | None:
     while frame is not None:
         filename = frame.f_code.co_filename
         library = filename.startswith(roots) and not filename.startswith(DEMO_DIR)
-        if not library and not filename.startswith("<frozen"):
+        generated = filename.startswith("<frozen") or AUTOGRAPH in filename
+        if not library and not generated:
             return Location(display(filename), frame.f_lineno, _column(frame))
         frame = frame.f_back
     return None

@@ -24,9 +24,9 @@ then ``cache()``, then shuffle and batch, and end with ``prefetch(tf.data.AUTOTU
 Run it directly with ``python train_demo.py``; it trains for a few seconds on the CPU.
 """
 
-import keras
 import numpy as np
 import tensorflow as tf
+from tensorflow import keras
 
 CLASS_NAMES = ("top_left", "top_right", "bottom_left", "bottom_right")
 NUM_IMAGES = 1024

@@ -270,23 +270,30 @@ def stage_rates(
 
 
 def mark_limiting(stages: list[dict[str, Any]]) -> None:
-    """The stage where throughput drops most relative to its input limits the pipeline."""
-    worst, worst_drop = None, 1.0
+    """The stage where throughput drops most relative to its input limits the pipeline. Work
+    before a ``cache()`` is done once, not in the steady state, so only the stages after the
+    last cache can limit it (timed alone, a prefix that ends at the cache mostly fills it)."""
+    caches = [i for i, entry in enumerate(stages) if entry["op"] == "cache"]
+    steady = stages[caches[-1] + 1 :] if caches else stages
+    worst, worst_drop, worst_from = None, 1.0, None
     previous = None
-    for entry in stages:
+    for entry in steady:
         rate = entry["samples_per_s"]
         if rate and previous:
             drop = previous / rate
             if drop > worst_drop:
-                worst, worst_drop = entry, drop
+                worst, worst_drop, worst_from = entry, drop, previous
         previous = rate or previous
     for entry in stages:
         entry["limiting"] = entry is worst
+        if entry is worst:
+            entry["input_samples_per_s"] = worst_from
 
 
-def _end_to_end(rate: float, base: float, ceiling: float | None) -> float:
-    """What training could gain: the pipeline's gain, capped by the compute ceiling."""
-    return min(rate, ceiling) / min(base, ceiling) if ceiling else rate / base
+def _end_to_end(rate: float, base: float, ceiling: float | None) -> float | None:
+    """What training could gain: the pipeline's gain, capped by the compute ceiling; unknown
+    (``None``) without a ceiling, where the gain is the pipeline's alone and nothing more."""
+    return min(rate, ceiling) / min(base, ceiling) if ceiling else None
 
 
 def _place(gp: GraphPipeline, candidate: Candidate) -> dict[str, Any]:
@@ -318,6 +325,6 @@ def _fix_entry(
     return {
         **_place(gp, candidate),
         "samples_per_s": round(rate, 1), "gain": round(gain, 2),
-        "end_to_end_gain": round(end_to_end, 2),
+        "end_to_end_gain": round(end_to_end, 2) if end_to_end is not None else None,
         "capped_by_ceiling": bool(ceiling and rate > ceiling),
     }  # fmt: skip

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipedoctor.measure.protocol import Budget, run_protocol
+from pipedoctor.measure.placement import Placement
+from pipedoctor.measure.protocol import Budget, Measured, run_protocol
 from pipedoctor.measure.sampling import Sampling
 from pipedoctor.measure.timeline import phases_from_rates
 from pipedoctor.pipeline import Analysis, Location
@@ -37,6 +38,7 @@ def measure_job(
     validation: tuple[Any, Any] = (None, None),
     sites: dict[str, Any] | None = None,
     profile: Path | None = None,
+    built_by: str | None = None,
 ) -> JobResult:
     """Raises ``MeasureError`` when nothing could be measured. ``where`` is the line that
     started training, for findings about the training setup; ``workers`` the worker count to
@@ -44,19 +46,51 @@ def measure_job(
     ``fit``'s validation data and batch size; ``sites`` where the script set its Keras
     distribution and ``LayoutMap`` keys; ``profile`` a log directory to write a profile of a few
     more training steps to (a separate window, after the measured ones), read back."""
-    from pipedoctor.graph.doctor import diagnose, free_ram
-    from pipedoctor.measure.memory import memory_measurements
-    from pipedoctor.measure.setup import cluster, evaluation_fact, last_batch_fact, live_setup
-
     started = time.perf_counter()
     budget = Budget(started + seconds)
     sampling = Sampling()
     measured = run_protocol(dataset, model, budget, progress, sampling.during)
+    if model is None:
+        measured.notes.append(
+            "no compiled Keras model was found: only the input pipeline was measured"
+        )
+    return finish_job(
+        dataset, model, measured, sampling, budget, started, progress, selection=selection,
+        where=where, workers=workers, validation=validation, sites=sites, profile=profile,
+        built_by=built_by,
+    )  # fmt: skip
+
+
+def finish_job(
+    dataset: Any,
+    model: Any,
+    measured: Measured,
+    sampling: Sampling,
+    budget: Budget,
+    started: float,
+    progress: Callable[[str], None] = lambda _: None,
+    *,
+    selection: Selection = ALL_RULES,
+    where: Location | None = None,
+    workers: int | None = None,
+    validation: tuple[Any, Any] = (None, None),
+    sites: dict[str, Any] | None = None,
+    profile: Path | None = None,
+    placement: Placement | None = None,
+    built_by: str | None = None,
+) -> JobResult:
+    """Everything after the three throughputs, whoever timed them (the protocol on a copy of
+    the model, or a custom loop timed in place): the samplers' summaries, the setup's facts,
+    the graph doctor and the rules. ``placement`` is the job's, where no model tells it;
+    ``built_by`` names what ``fit`` was given when Keras built the pipeline from it: its
+    stages are then no lines of the script, and their findings are left out."""
+    from pipedoctor.graph.doctor import diagnose, free_ram
+    from pipedoctor.measure.memory import memory_measurements
+    from pipedoctor.measure.setup import cluster, evaluation_fact, last_batch_fact, live_setup
+
     measurements = {**measured.to_measurements(), **sampling.measurements()}
     measurements["timeline"] = check_timeline(measured, sampling, started)
     notes = measured.notes + sampling.notes()
-    if model is None:
-        notes.append("no compiled Keras model was found: only the input pipeline was measured")
     if profile is not None:
         from pipedoctor.profile.capture import profile_window
 
@@ -70,7 +104,7 @@ def measure_job(
     if sharded_over and sharded_over > 1:  # cheap: before the graph doctor takes what is left
         progress(f"working out which files each of {sharded_over} workers reads")
         notes += sharding(dataset, sharded_over, measurements, budget.deadline)
-    setup, facts = live_setup(model, measured.batch_size, where, sites=sites)
+    setup, facts = live_setup(model, measured.batch_size, where, placement, sites=sites)
     measurements.update(facts)
     if (evaluation := evaluation_fact(*validation)) is not None:
         setup.add("evaluation", where, **evaluation)
@@ -109,7 +143,17 @@ def measure_job(
         Analysis("<job>", training=setup), "runtime", only(selection, "PD2"), measurements
     )
     measurements["check_seconds"] = round(time.perf_counter() - started, 1)
-    return JobResult(measurements, notes + graph.notes, graph.findings + list(setup_findings))
+    pipeline_findings = graph.findings
+    if built_by is not None:
+        measurements["input_built_by_keras"] = built_by
+        notes.append(
+            f"`fit` was given {built_by}: Keras builds the tf.data pipeline for it (batch, "
+            "shuffle, prefetch), so its stages are not lines of the script and get no findings "
+            "here; if the pipeline is what is slow, build it with tf.data (parallel map, cache, "
+            "prefetch) and hand `fit` the dataset"
+        )
+        pipeline_findings = []
+    return JobResult(measurements, notes + graph.notes, pipeline_findings + list(setup_findings))
 
 
 def check_timeline(measured: Any, sampling: Sampling, started: float) -> dict[str, Any]:

@@ -257,6 +257,25 @@ def brief(exc: BaseException) -> str:
     return text[:240]
 
 
+def measure_input(
+    dataset: Any, budget: Budget, progress: Progress = lambda _: None, share: str = "pipeline"
+) -> tuple[Measured, Any, Any]:
+    """The pipeline alone, timed within ``share`` of the budget, with what its first element
+    tells (batch size, bytes, cardinality); also the endless dataset and that element."""
+    measured = Measured()
+    data = endless(dataset, measured.notes)
+    progress("measuring the input pipeline alone")
+    first = next(iter(_iterate(data)), None)
+    if first is None:
+        raise MeasureError("the dataset is empty")
+    measured.batch_size = samples_in(first)
+    measured.element_bytes = element_bytes(first)
+    cardinality = int(dataset.cardinality())
+    measured.cardinality = cardinality if cardinality >= 0 else None
+    measured.pipeline = measure_pipeline(data, budget.phase_deadline(share), budget.deadline)
+    return measured, data, first
+
+
 def run_protocol(
     dataset: Any,
     model: Any | None,
@@ -271,23 +290,11 @@ def run_protocol(
     """
     import tensorflow as tf
 
-    measured = Measured()
-    data = endless(dataset, measured.notes)
-    progress("measuring the input pipeline alone")
-    first = next(iter(_iterate(data)), None)
-    if first is None:
-        raise MeasureError("the dataset is empty")
-    measured.batch_size = samples_in(first)
-    measured.element_bytes = element_bytes(first)
-    cardinality = int(dataset.cardinality())
-    measured.cardinality = cardinality if cardinality >= 0 else None
     if model is None:  # the pipeline is all there is: sample the host while it runs
         with sampling() if sampling is not None else nullcontext():
-            measured.pipeline = measure_pipeline(
-                data, budget.phase_deadline("training"), budget.deadline
-            )
+            measured, _, _ = measure_input(dataset, budget, progress, share="training")
         return measured
-    measured.pipeline = measure_pipeline(data, budget.phase_deadline("pipeline"), budget.deadline)
+    measured, data, first = measure_input(dataset, budget, progress)
 
     placement = placement_of(model)
     measured.replicas, measured.devices = placement.replicas, placement.devices

@@ -31,6 +31,7 @@ def render_sarif(report: Report, rules: Mapping[str, Rule] | None = None) -> str
     """The report as one SARIF run; ``rules`` (default: the catalog) become ``driver.rules``."""
     catalog = sorted((load_catalog() if rules is None else rules).values(), key=lambda r: r.id)
     index = {rule.id: i for i, rule in enumerate(catalog)}
+    job_place = job_location(report)
     log = {
         "$schema": SCHEMA,
         "version": SARIF_VERSION,
@@ -52,7 +53,11 @@ def render_sarif(report: Report, rules: Mapping[str, Rule] | None = None) -> str
                         ],
                     }
                 ],
-                "results": [_result(f, index) for f in sorted_findings(report)],
+                "results": [
+                    _result(f, index, job_place)
+                    for f in sorted_findings(report)
+                    if f.path is not None or job_place is not None
+                ],
             }
         ],
     }
@@ -101,7 +106,27 @@ def _fenced(code: str) -> str:
     return f"{fence}python\n{code.rstrip()}\n{fence}"
 
 
-def _result(finding: Finding, index: Mapping[str, int]) -> dict[str, Any]:
+def job_location(report: Report) -> dict[str, Any] | None:
+    """Where a job-level finding (the verdict, the host, the model's step) is shown in SARIF,
+    which needs a location for every result: the line that started training, where the check
+    knows it. Without one, such findings are left out of SARIF (the other formats keep them)."""
+    call = report.measurements.get("training_call")
+    if not isinstance(call, Mapping) or not isinstance(call.get("path"), str):
+        return None
+    region = {
+        key: value
+        for key, value in (("startLine", call.get("line")), ("startColumn", call.get("column")))
+        if isinstance(value, int) and value > 0
+    }
+    physical: dict[str, Any] = {"artifactLocation": _artifact(call["path"])}
+    if region:
+        physical["region"] = region
+    return {"physicalLocation": physical}
+
+
+def _result(
+    finding: Finding, index: Mapping[str, int], job_place: dict[str, Any] | None = None
+) -> dict[str, Any]:
     result: dict[str, Any] = {"ruleId": finding.rule}
     if finding.rule in index:
         result["ruleIndex"] = index[finding.rule]
@@ -109,7 +134,7 @@ def _result(finding: Finding, index: Mapping[str, int]) -> dict[str, Any]:
     place = span(finding)
     cell = cell_place(place)
     result["message"] = {"text": f"{cell}: {finding.message}" if cell else finding.message}
-    location = _location(finding)
+    location = _location(finding) or job_place
     if location is not None:
         result["locations"] = [location]
     properties = {

@@ -112,7 +112,9 @@ def gain_label(finding: Finding) -> str | None:
         return None
     label = f"measured gain x{finding.gain:.1f}"
     end_to_end = finding.end_to_end_gain
-    if end_to_end is not None and abs(end_to_end - finding.gain) >= 0.05:
+    if end_to_end is None:
+        label += " on the pipeline alone"  # no ceiling was measured to cap it for training
+    elif abs(end_to_end - finding.gain) >= 0.05:
         label += f" (x{end_to_end:.1f} for training)"
     return label
 
@@ -318,6 +320,12 @@ def limiting_stage(measurements: Mapping[str, Any]) -> str | None:
         if isinstance(stage, Mapping) and stage.get("limiting"):
             place = f" at {stage.get('path')}:{stage.get('line')}" if stage.get("line") else ""
             rate = number(stage.get("samples_per_s"))
+            before = number(stage.get("input_samples_per_s"))
+            if rate and before:
+                return (
+                    f"`{stage.get('op')}`{place} (throughput falls there from "
+                    f"{samples(before)} to {samples(rate)} samples/s)"
+                )
             return f"`{stage.get('op')}`{place}" + (f" ({samples(rate)} samples/s)" if rate else "")
     return None
 

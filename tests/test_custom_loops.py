@@ -1,0 +1,106 @@
+"""Custom training loops under `pipedoctor check`: timed in place, stopped before they save.
+
+Real scripts in real child processes (``tests/data/loops``); each saves ``model.keras`` into its
+working directory once its loop ends, which the check must never let happen.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import weakref
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("tensorflow")
+
+LOOPS = Path(__file__).resolve().parent / "data" / "loops"
+
+
+def check(script: str, cwd: Path, timeout: str = "30") -> tuple[int, dict[str, Any], str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "pipedoctor", "check", str(LOOPS / script), "--format", "json",
+         "--timeout", timeout, "--quiet"],
+        capture_output=True, text=True, cwd=cwd, timeout=240,
+    )  # fmt: skip
+    data = json.loads(done.stdout) if done.stdout.strip() else {}
+    return done.returncode, data, done.stderr
+
+
+def test_a_plain_loop_is_timed_in_place_and_stopped_before_it_saves(tmp_path: Path) -> None:
+    code, data, stderr = check("guide_loop.py", tmp_path)
+    assert code in (0, 1), stderr[-2000:]
+    m = data["measurements"]
+    for name in ("pipeline", "ceiling", "training"):
+        assert m[f"{name}_samples_per_s"] > 0, name
+    assert data["verdict"] in ("input-bound", "balanced", "compute-bound")
+    assert m["replicas"] == 1 and m["batch_size"] == 64
+    # The ceiling feeds the loop one batch over and over: it outruns real training.
+    assert m["ceiling_samples_per_s"] > m["training_samples_per_s"]
+    located = {Path(f["path"]).name for f in data["findings"] if f.get("path")}
+    assert located == {"guide_loop.py"}  # the pipeline's own lines, nowhere else
+    assert "Traceback" not in stderr
+    assert list(tmp_path.iterdir()) == []  # the save after the loop never ran
+
+
+def test_a_loop_reading_batches_in_graph_says_why_and_exits_2(tmp_path: Path) -> None:
+    code, data, stderr = check("in_graph_loop.py", tmp_path)
+    assert code == 2, stderr[-2000:]
+    m = data["measurements"]
+    assert m["pipeline_samples_per_s"] > 0 and m["replicas"] == 2
+    assert m["ceiling_samples_per_s"] is None and m["training_samples_per_s"] is None
+    assert "inside a tf.function" in m["incomplete"]
+    assert data.get("verdict") is None
+    assert "pipedoctor: error: the check is incomplete:" in stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_loop_over_numpy_batches_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    code, data, stderr = check("numpy_loop.py", tmp_path)
+    assert code == 2 and data == {}
+    assert (
+        stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "pipedoctor: error: the script trains in a custom loop on data that is not a tf.data"
+        )
+    )
+
+
+def test_a_dataset_distributed_by_hand_then_fit_is_measured_as_fit(tmp_path: Path) -> None:
+    code, data, stderr = check("distributed_then_fit.py", tmp_path, timeout="60")
+    assert code in (0, 1), stderr[-2000:]
+    m = data["measurements"]
+    assert m["replicas"] == 2 and m["strategy"] == "MirroredStrategy"
+    assert m["ceiling_samples_per_s"] > 0 and m["training_samples_per_s"] > 0
+    assert m["scaling_efficiency"] > 0  # the copy of the model ran on one replica too
+
+
+def test_the_model_of_a_custom_loop_is_the_outer_one_or_the_compiled_one() -> None:
+    import keras
+
+    from pipedoctor.capture.child import Capture
+
+    capture = Capture(events=None, deadline=0.0, run_after=False)  # type: ignore[arg-type]
+    sequential = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    inner = sequential._functional  # built inside the Sequential, after it
+    helper = keras.Model(*_io())  # a model used as a layer of another
+    outer = keras.Model(helper.input, keras.layers.Dense(1)(helper.output))
+    for model in (sequential, inner, helper, outer):
+        capture.models.append(weakref.ref(model))
+    assert capture.model() is outer
+    capture.models = [weakref.ref(m) for m in (sequential, inner)]
+    assert capture.model() is sequential
+    helper.compile("sgd", "mse")
+    capture.models = [weakref.ref(m) for m in (helper, sequential, inner)]
+    assert capture.model() is helper
+
+
+def _io() -> tuple[Any, Any]:
+    import keras
+
+    inputs = keras.Input((3,))
+    return inputs, keras.layers.Dense(2)(inputs)
