@@ -88,6 +88,54 @@ def test_the_users_model_is_never_changed() -> None:
     assert json.dumps(model.get_compile_config(), sort_keys=True, default=str) == config
 
 
+class Scale(keras.layers.Layer):
+    """A custom layer whose constructor takes an argument and that has no ``get_config``."""
+
+    def __init__(self, factor: float) -> None:
+        super().__init__()
+        self.factor = factor
+
+    def call(self, x):
+        return x * self.factor
+
+
+class OwnStep(keras.Model):
+    """A model with its own ``train_step``, as the Keras guide writes one."""
+
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            loss = self.compute_loss(y=y, y_pred=self(x, training=True))
+        grads = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply(grads, self.trainable_variables)
+        return {"loss": loss}
+
+
+def test_a_model_that_cannot_be_copied_is_measured_in_place_and_put_back() -> None:
+    inputs = keras.Input((16,))
+    outputs = keras.layers.Dense(10)(Scale(2.0)(inputs))
+    model = OwnStep(inputs, outputs)
+    model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(fast_pipeline(16).take(2), verbose=0)  # optimizer slots exist
+    weights = [w.copy() for w in model.get_weights()]
+    optimizer_state = [v.numpy().copy() for v in model.optimizer.variables]
+    report = pipedoctor.check(fast_pipeline(16), model, timeout=12)
+    m = report.measurements
+    assert m["measured_in_place"] is True
+    assert m["ceiling_samples_per_s"] > 0 and m["training_samples_per_s"] > 0
+    (note,) = [n for n in report.notes if n.startswith("cannot copy the model")]
+    assert "measured in place" in note and "Full object config" not in note
+    assert all(np.array_equal(a, b) for a, b in zip(weights, model.get_weights(), strict=True))
+    after = [v.numpy() for v in model.optimizer.variables]
+    assert all(np.array_equal(a, b) for a, b in zip(optimizer_state, after, strict=True))
+
+
+@pytest.mark.parametrize("wrong", [[1, 2, 3], None, np.zeros((4, 2))])
+def test_anything_but_a_dataset_is_a_type_error_in_one_line(wrong) -> None:
+    with pytest.raises(TypeError, match=r"^check\(\) needs a tf.data.Dataset, got "):
+        pipedoctor.check(wrong, timeout=5)
+
+
 def test_pipeline_only_without_a_model() -> None:
     report = pipedoctor.check(fast_pipeline(16), timeout=8)
     m = report.measurements

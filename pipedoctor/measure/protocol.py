@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterator
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,7 +146,7 @@ def _iterate(dataset: Any) -> Iterator[Any]:
             return
         except Exception as exc:  # noqa: BLE001 - the user's pipeline raised: say so plainly
             raise MeasureError(
-                f"the dataset raised while iterating: {type(exc).__name__}: {exc}"
+                f"the dataset raised while iterating: {type(exc).__name__}: {brief(exc)}"
             ) from None
 
 
@@ -200,9 +200,8 @@ def copy_model(model: Any, scope: Scope | None = None) -> Any:
             twin.set_weights(weights)
             twin.compile_from_config(compile_config)
     except Exception as exc:  # noqa: BLE001 - any Keras failure becomes one clear message
-        raise MeasureError(
-            f"cannot copy the model to measure it: {type(exc).__name__}: {exc}"
-        ) from None
+        reason = brief(exc).split(" Full object config")[0]  # not kilobytes of config
+        raise MeasureError(f"cannot copy the model: {type(exc).__name__}: {reason}") from None
     if not getattr(twin, "compiled", False):
         raise MeasureError("cannot copy the model's compile settings (custom `compile`)")
     return twin
@@ -288,7 +287,6 @@ def run_protocol(
     ``sampling`` is entered around the real training steps (host CPU and GPU samplers); its
     ``__exit__`` result is not used: the caller reads the samplers afterwards.
     """
-    import tensorflow as tf
 
     if model is None:  # the pipeline is all there is: sample the host while it runs
         with sampling() if sampling is not None else nullcontext():
@@ -299,7 +297,37 @@ def run_protocol(
     placement = placement_of(model)
     measured.replicas, measured.devices = placement.replicas, placement.devices
     measured.strategy = placement.name
-    twin = copy_model(model, placement.scope)
+    try:
+        trainee: AbstractContextManager[Any] = nullcontext(copy_model(model, placement.scope))
+    except MeasureError as exc:
+        if not getattr(model, "compiled", False):
+            raise
+        measured.notes.append(
+            f"{exc}; it was measured in place, and its weights and optimizer state were put "
+            "back afterwards"
+        )
+        measured.extra["measured_in_place"] = True
+        trainee = in_place(model)
+    with trainee as twin:
+        _time_model(model, twin, data, first, measured, placement, budget, progress, sampling)
+    return measured
+
+
+def _time_model(
+    model: Any,
+    twin: Any,
+    data: Any,
+    first: Any,
+    measured: Measured,
+    placement: Placement,
+    budget: Budget,
+    progress: Progress,
+    sampling: Callable[[], Any] | None,
+) -> None:
+    """The compute ceiling, the one-device ceiling and parity (several devices), and real
+    training, on ``twin``: a copy of ``model``, or the model itself put back afterwards."""
+    import tensorflow as tf
+
     progress("measuring the compute ceiling (synthetic batches, no input cost)")
     synthetic = tf.data.Dataset.from_tensors(first).repeat()
     try:
@@ -322,7 +350,28 @@ def run_protocol(
             )
     except MeasureError as exc:  # keep what was measured: the report says what failed
         measured.notes.append(f"training could not be measured: {exc}")
-    return measured
+
+
+@contextmanager
+def in_place(model: Any) -> Iterator[Any]:
+    """The model itself, for a model that cannot be copied (a subclass without
+    ``get_config``, a custom layer that cannot be rebuilt): its weights, its optimizer's state
+    and its ``history`` are put back when the measurement ends, however it ends. Optimizer
+    variables that the measurement created (slots of an optimizer not built before) are set
+    back to zero, the value a first build gives them."""
+    weights = model.get_weights()
+    optimizer = getattr(model, "optimizer", None)
+    before = {id(v): v.numpy() for v in getattr(optimizer, "variables", [])}
+    history, stop = getattr(model, "history", None), getattr(model, "stop_training", False)
+    try:
+        yield model
+    finally:
+        model.set_weights(weights)
+        for variable in getattr(optimizer, "variables", []):
+            value = before.get(id(variable))
+            variable.assign(value if value is not None else variable.numpy() * 0)
+        model.history, model.stop_training = history, stop
+        model.reset_metrics()
 
 
 def _unit(measured: Measured) -> str:
