@@ -169,7 +169,8 @@ def check(
     """Measure a live ``tf.data.Dataset`` (and, with a compiled Keras ``model``, the compute
     ceiling and real training on a copy of it) and return the :class:`Report`.
 
-    Without a model only the pipeline is measured. The model itself is never trained or
+    Without a model only the pipeline is measured. In a notebook, progress is shown in the
+    cell's output unless ``progress`` is given. The model itself is never trained or
     changed. ``workers`` explains which files each of that many workers would read (default:
     the workers in ``TF_CONFIG``). ``profile`` is a log directory to write a profile of a few
     more training steps to, for TensorBoard's Profile tab; the report gains its input-wait
@@ -178,16 +179,21 @@ def check(
     from pipedoctor.config import load_config
     from pipedoctor.measure.job import measure_job
     from pipedoctor.measure.protocol import MeasureError
+    from pipedoctor.progress import Progress, in_notebook
 
     _require_dataset(dataset)
     config = load_config(Path.cwd(), select=select, ignore=ignore)
+    shown = Progress() if progress is None and in_notebook() else None  # as the CLI shows it
     try:
         job = measure_job(
-            dataset, model, timeout, progress or (lambda _: None), config.selection,
+            dataset, model, timeout, progress or shown or (lambda _: None), config.selection,
             workers=workers, profile=Path(profile).resolve() if profile is not None else None,
         )  # fmt: skip
     except MeasureError as exc:
         raise CheckError(str(exc)) from None
+    finally:
+        if shown is not None:
+            shown.done()
     notes = list(job.notes)
     if model is None:
         notes.append("no model given: only the input pipeline was measured")
