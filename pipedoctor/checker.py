@@ -103,10 +103,16 @@ def build_report(
     *,
     file_findings: Sequence[Finding] = (),
     files: int = 0,
+    devices: int | None = None,
 ) -> Report:
-    """The verdict, the scaling sentence and the measured findings, ranked with the file's."""
+    """The verdict, the scaling sentence, the decisions (``devices``: the count the user is
+    about to buy) and the measured findings, ranked with the file's."""
+    from pipedoctor.decide import decide
+
     found = diagnosis.verdict(measurements, selection.params.get("PD301"))
     measurements = dict(measurements)
+    if decision := decide(measurements, devices):
+        measurements["decision"] = decision
     if "profile" in measurements:
         from pipedoctor.profile.reader import agreement
 
@@ -165,6 +171,7 @@ def check(
     ignore: list[str] | None = None,
     progress: Callable[[str], None] | None = None,
     profile: str | Path | None = None,
+    devices: int | None = None,
 ) -> Report:
     """Measure a live ``tf.data.Dataset`` (and, with a compiled Keras ``model``, the compute
     ceiling and real training on a copy of it) and return the :class:`Report`.
@@ -174,7 +181,8 @@ def check(
     changed. ``workers`` explains which files each of that many workers would read (default:
     the workers in ``TF_CONFIG``). ``profile`` is a log directory to write a profile of a few
     more training steps to, for TensorBoard's Profile tab; the report gains its input-wait
-    share. Raises :class:`CheckError` when nothing could be measured.
+    share. ``devices``: a device count to project the job onto (how much input it would need,
+    what is known of its compute). Raises :class:`CheckError` when nothing could be measured.
     """
     from pipedoctor.config import load_config
     from pipedoctor.measure.job import measure_job
@@ -197,7 +205,9 @@ def check(
     notes = list(job.notes)
     if model is None:
         notes.append("no model given: only the input pipeline was measured")
-    return build_report(job.measurements, notes, config.selection, file_findings=job.findings)
+    return build_report(
+        job.measurements, notes, config.selection, file_findings=job.findings, devices=devices
+    )
 
 
 def _require_dataset(dataset: Any) -> None:
@@ -223,6 +233,7 @@ def check_script(
     progress: Callable[[str], None] = lambda _: None,
     show_output: bool = False,
     profile: Path | None = None,
+    devices: int | None = None,
 ) -> ScriptCheck:
     """Run ``script`` until it starts training, measure there, and lint it as well. With
     ``run_after`` the script trains on: wait for it with the result's ``continuation``;
@@ -260,8 +271,9 @@ def check_script(
     ignored = config.ignored_for(shown)
     file_findings = [f for f in file_findings if not any(f.rule.startswith(c) for c in ignored)]
     report = build_report(
-        measurements, notes, config.selection, file_findings=file_findings, files=1
-    )
+        measurements, notes, config.selection, file_findings=file_findings, files=1,
+        devices=devices,
+    )  # fmt: skip
     return ScriptCheck(report, result.continuation)
 
 

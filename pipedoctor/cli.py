@@ -148,6 +148,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="explain which files each of N workers would read (default: the workers in TF_CONFIG)",
     )
+    check.add_argument(
+        "--devices",
+        type=int,
+        metavar="N",
+        help="project the job onto N devices (more than are visible): the input they need, and "
+        "what is measured of their compute",
+    )
     check.add_argument("--show-output", action="store_true", help="show the script's own output")
     check.add_argument(
         "--profile",
@@ -280,6 +287,8 @@ def run_check(args: argparse.Namespace) -> int:
         raise UsageError("--timeout must be a positive number of seconds")
     if args.workers is not None and args.workers < 2:
         raise UsageError("--workers must be 2 or more")
+    if args.devices is not None and args.devices < 1:
+        raise UsageError("--devices must be 1 or more")
     if args.demo and args.script is not None:
         raise UsageError(f"--demo checks the bundled demo: drop it to check {args.script}")
     script = demo_script() if args.demo else args.script
@@ -298,7 +307,7 @@ def run_check(args: argparse.Namespace) -> int:
         checked = check_script(
             script, args.script_args, config, timeout=args.timeout, run_after=args.run_after,
             workers=args.workers, progress=progress, show_output=args.show_output,
-            profile=args.profile,
+            profile=args.profile, devices=args.devices,
         )  # fmt: skip
     except CheckError as exc:
         progress.done()

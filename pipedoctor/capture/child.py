@@ -29,6 +29,10 @@ from typing import Any, NoReturn
 PACKAGE_DIR = str(Path(__file__).resolve().parent.parent) + os.sep
 
 
+FIT_POSITIONAL = ("epochs", "verbose", "callbacks", "validation_split", "validation_data")
+"""``Model.fit``'s parameters after ``batch_size``, in order."""
+
+
 def stop_script() -> NoReturn:
     """End the script here and now, once the check has said what it found. Not an exception:
     one would unwind through the script's own ``finally`` (a ``model.save`` there would
@@ -89,6 +93,8 @@ class Capture:
         self.run_after = run_after
         self.workers = workers
         self.profile = profile
+        self.fit: dict[str, Any] | None = None
+        """``fit``'s epochs and steps per epoch, where training started in ``fit``."""
         self.validation: tuple[Any, Any] = (None, None)
         """``fit``'s validation data and its batch size."""
         self.done = False
@@ -121,6 +127,9 @@ class Capture:
         def fit(
             model: Any, x: Any = None, y: Any = None, batch_size: Any = None, *args: Any, **kw: Any
         ):
+            if args:  # ``fit(x, y, batch_size, epochs, ...)``: read as keywords
+                kw = {**dict(zip(FIT_POSITIONAL, args, strict=False)), **kw}
+                args = ()
             if capture.loop is not None and capture.loop.phase == "start":
                 # A dataset distributed by hand, then handed to ``fit``: not a custom loop.
                 x = capture.loop.dataset if x is capture.loop.distributed else x
@@ -367,6 +376,10 @@ class Capture:
             raise_error(self.events, "`fit` was called without training data")
             stop_script()
         self.validation = (kw.get("validation_data"), kw.get("validation_batch_size") or batch_size)
+        self.fit = {  # how long the whole run is, for the decisions
+            "epochs": max(1, int(kw.get("epochs", 1)) - int(kw.get("initial_epoch", 0))),
+            "steps_per_epoch": kw.get("steps_per_epoch"),
+        }
         self.measure(dataset, model, {"hook": "fit", "given": given}, built_by)
 
     def measure(
@@ -400,6 +413,8 @@ class Capture:
         self.send_result(job, capture_info)
 
     def send_result(self, job: Any, capture_info: dict[str, Any]) -> None:
+        if self.fit is not None:
+            job.measurements["fit"] = self.fit
         if self.where is not None:  # where job-level findings point, for SARIF
             job.measurements["training_call"] = {
                 "path": self.where.path, "line": self.where.line, "column": self.where.column,

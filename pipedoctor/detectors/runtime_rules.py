@@ -278,3 +278,33 @@ def _fed_slowest(context: Context, workers: list[dict]) -> list[Hit]:
             "is slower: an uneven file share, a slower disk, or a busier host.",
         )
     ]
+
+
+@detector("PD320")
+def one_device_enough(context: Context) -> Iterator[Hit]:
+    """The run's length from the decision layer (``measurements["decision"]["run"]``)."""
+    from pipedoctor.decide import duration, saving_at_most
+
+    decision = context.measurements.get("decision") or {}
+    run = decision.get("run") or {}
+    if not run.get("known"):
+        return
+    seconds = float(run["seconds"])
+    devices = int((decision.get("projection") or {}).get("devices") or context.param("devices"))
+    saving = saving_at_most(seconds, devices)
+    short = seconds < context.param("max_run_s")
+    if not short and saving >= context.param("min_saving_s"):
+        return
+    rate = context.measurements.get("training_samples_per_s") or 0
+    why = (
+        f"shorter than {duration(context.param('max_run_s'))}"
+        if short
+        else f"so {devices} devices could save at most {duration(saving)}"
+    )
+    yield Hit(
+        None,
+        f"The whole run ({run['epochs']} epochs x {run['steps_per_epoch']:,} steps, "
+        f"{run['samples']:,} samples) takes about {duration(seconds)} at the measured "
+        f"{rate:,.0f} samples/s, {why}: one device is enough. Even with perfect scaling, "
+        f"{devices} devices would save at most {duration(saving)}.",
+    )

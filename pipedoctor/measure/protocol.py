@@ -167,16 +167,27 @@ def time_to_stop(
 
 
 def measure_pipeline(
-    dataset: Any, deadline: float, hard_deadline: float | None = None, *, settle: bool = True
+    dataset: Any,
+    deadline: float,
+    hard_deadline: float | None = None,
+    *,
+    settle: bool = True,
+    cpu: dict[str, float] | None = None,
 ) -> Rate | None:
     """Samples per second of the dataset alone, in steady state. ``settle=False`` reads until
     the deadline even once the rate is known: pipelines timed side by side then share the
-    same stretch of time."""
+    same stretch of time. ``cpu`` receives the process's CPU seconds per sample over the
+    same steady stretch (``s_per_sample``): with nothing else running, the pipeline's cost."""
     meter = RateMeter(warmup_items=3, warmup_s=0.5)
+    cpu_start = None
     for element in _iterate(dataset):
         meter.add(time.perf_counter(), samples_in(element))
+        if cpu_start is None and meter.warmed_up:
+            cpu_start = time.process_time()
         if time_to_stop(meter, deadline, hard_deadline, settle=settle):
             break
+    if cpu is not None and cpu_start is not None and meter.total_samples:
+        cpu["s_per_sample"] = (time.process_time() - cpu_start) / meter.total_samples
     return meter.rate()
 
 
@@ -271,7 +282,12 @@ def measure_input(
     measured.element_bytes = element_bytes(first)
     cardinality = int(dataset.cardinality())
     measured.cardinality = cardinality if cardinality >= 0 else None
-    measured.pipeline = measure_pipeline(data, budget.phase_deadline(share), budget.deadline)
+    cpu: dict[str, float] = {}
+    measured.pipeline = measure_pipeline(
+        data, budget.phase_deadline(share), budget.deadline, cpu=cpu
+    )
+    if "s_per_sample" in cpu:
+        measured.extra["pipeline_cpu_s_per_sample"] = round(cpu["s_per_sample"], 9)
     return measured, data, first
 
 

@@ -49,7 +49,8 @@ def render_sarif(report: Report, rules: Mapping[str, Rule] | None = None) -> str
                     {
                         "executionSuccessful": True,
                         "toolExecutionNotifications": [
-                            {"level": "warning", "message": {"text": note}} for note in report.notes
+                            {"level": "warning", "message": {"text": note}}
+                            for note in [*report.notes, *_left_out(report, job_place)]
                         ],
                     }
                 ],
@@ -104,6 +105,18 @@ def _fenced(code: str) -> str:
     longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}python\n{code.rstrip()}\n{fence}"
+
+
+def _left_out(report: Report, job_place: dict[str, Any] | None) -> list[str]:
+    """A note for each job-level finding SARIF cannot hold (no line to point at)."""
+    if job_place is not None:
+        return []
+    return [
+        f"{f.rule} ({f.name}) is about the whole job, with no line to point at: left out of "
+        "these results; the text and JSON reports have it"
+        for f in sorted_findings(report)
+        if f.path is None
+    ]
 
 
 def job_location(report: Report) -> dict[str, Any] | None:

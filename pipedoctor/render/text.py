@@ -126,6 +126,10 @@ def detail_lines(measurements: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Parallelism", string(measurements.get("parallelism"))),
         ("Scaling efficiency", scaling_line(measurements)),
         ("Projection", projection_line(measurements)),
+        ("Devices fed", devices_fed_line(measurements)),
+        ("Host feeds", host_feeds_line(measurements)),
+        ("On N devices", devices_projection_line(measurements)),
+        ("Whole run", run_line(measurements)),
         ("Slowest stage", limiting_stage(measurements)),
         ("Input wait", input_wait_line(measurements)),
         ("Profile", profile_line(measurements)),
@@ -135,6 +139,101 @@ def detail_lines(measurements: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Workers", workers_line(measurements)),
     )
     return [(label, text) for label, text in lines if text]
+
+
+def _devices(count: float) -> str:
+    """``0.13 of one device``, ``1 device``, ``17 devices``."""
+    if count < 1:
+        return f"{count:.2f} of one device"
+    value = f"{count:.1f}".removesuffix(".0") if count < 10 else f"{count:,.0f}"
+    return f"{value} device{'' if value == '1' else 's'}"
+
+
+def devices_fed_line(measurements: Mapping[str, Any]) -> str | None:
+    """``today's pipeline feeds 0.13 of one device (2,023 of the 15,981 samples/s one device
+    takes); with the fixes, 17 devices``."""
+    decision = mapping(measurements.get("decision"))
+    today, one = (
+        number(decision.get("devices_fed_today")),
+        number(decision.get("one_device_samples_per_s")),
+    )
+    if today is None or one is None:
+        return None
+    pipeline = number(measurements.get("pipeline_samples_per_s")) or today * one
+    text = (
+        f"today's pipeline feeds {_devices(today)} ({samples(pipeline)} samples/s, against "
+        f"{samples(one)} that one device's training step takes)"
+    )
+    fixed = number(decision.get("devices_fed_with_fixes"))
+    if fixed is not None:
+        text += f"; with the fixes, {_devices(fixed)}"
+    return text
+
+
+def host_feeds_line(measurements: Mapping[str, Any]) -> str | None:
+    """``at today's cost per sample (0.05 ms of CPU), this host's 2 cores feed at most 2.5
+    devices; 8 devices need about 6.4 cores``."""
+    host = mapping(mapping(measurements.get("decision")).get("host"))
+    cores, fed = whole(host.get("cores")), number(host.get("devices_fed"))
+    if not cores or fed is None:
+        return None
+    text = (
+        f"at today's cost per sample ({number(host.get('cpu_ms_per_sample')) or 0:.2g} ms of "
+        f"CPU), this host's "
+        f"{cores} cores feed at most {_devices(fed)}"
+    )
+    needs = sorted(
+        (int(key.split("_")[2]), value)
+        for key, value in host.items()
+        if key.startswith("cores_for_") and isinstance(value, int | float)
+    )
+    text += "".join(f"; {n} devices need about {value:g} cores" for n, value in needs)
+    return text
+
+
+def devices_projection_line(measurements: Mapping[str, Any]) -> str | None:
+    """``--devices N``: the input N devices need against the pipeline, and their compute."""
+    projection = mapping(mapping(measurements.get("decision")).get("projection"))
+    n, needed = (
+        whole(projection.get("devices")),
+        number(projection.get("input_needed_samples_per_s")),
+    )
+    if not n or needed is None:
+        return None
+    parts = [f"{n} devices take {samples(needed)} samples/s of input"]
+    for key, label in (("input_keeps_up_today", "today's pipeline"),
+                       ("input_keeps_up_with_fixes", "the fixed pipeline")):  # fmt: skip
+        if key in projection:
+            parts.append(f"{label} {'keeps up' if projection[key] else 'does not keep up'}")
+    efficiency = mapping(projection.get("scaling_efficiency_measured"))
+    if efficiency:
+        parts.append(
+            f"scaling efficiency measured on {efficiency.get('replicas')} replicas: "
+            f"{number(efficiency.get('value')):.0%}; on {n} not measured"
+        )
+    else:
+        parts.append(
+            "compute scaling not measured: the check saw one device; run it under a strategy "
+            "over several devices (on a CPU, logical devices) to measure scaling efficiency"
+        )
+    return "; ".join(parts)
+
+
+def run_line(measurements: Mapping[str, Any]) -> str | None:
+    """``3 epochs x 16 steps (3,072 samples): about 2 s at the measured 1,850 samples/s``."""
+    from pipedoctor.decide import duration
+
+    run = mapping(mapping(measurements.get("decision")).get("run"))
+    if not run:
+        return None
+    if not run.get("known"):
+        return f"length unknown: {run.get('why')}"
+    rate = number(measurements.get("training_samples_per_s")) or 0
+    return (
+        f"{run.get('epochs')} epochs x {run.get('steps_per_epoch'):,} steps "
+        f"({run.get('samples'):,} samples): about {duration(float(run['seconds']))} at the "
+        f"measured {samples(rate)} samples/s"
+    )
 
 
 def distribution_line(measurements: Mapping[str, Any]) -> str | None:

@@ -1,0 +1,153 @@
+"""Decisions before buying hardware, from the figures a check measured: how many devices the
+pipeline and the host can feed, what N devices would get, and how long the whole run takes.
+
+This layer reads measurements and never times anything. Every figure it gives is measured or
+derived from measured ones, and ``derivation`` says how, so the JSON can be checked by hand:
+nothing is assumed about hardware the user does not have (no interconnect, no device speed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def _rate(measurements: Mapping[str, Any], key: str) -> float | None:
+    value = measurements.get(key)
+    return float(value) if isinstance(value, int | float) and value > 0 else None
+
+
+def one_device_rate(measurements: Mapping[str, Any]) -> float | None:
+    """What one device's training step takes in samples/s: the one-device ceiling of a
+    multi-device job, or the ceiling of a job on one device."""
+    if (measurements.get("replicas") or 1) > 1 or (measurements.get("devices") or 1) > 1:
+        return _rate(measurements, "ceiling_1_samples_per_s")
+    return _rate(measurements, "ceiling_samples_per_s")
+
+
+def decide(measurements: Mapping[str, Any], devices: int | None = None) -> dict[str, Any]:
+    """The decision figures (empty where the check measured too little); ``devices`` is the
+    count the user is about to buy (``check --devices N``)."""
+    one = one_device_rate(measurements)
+    result: dict[str, Any] = {}
+    derivation: dict[str, str] = {}
+    if one is not None:
+        result["one_device_samples_per_s"] = round(one, 1)
+        for name, key in (("today", "pipeline_samples_per_s"),
+                          ("with_fixes", "fixed_pipeline_samples_per_s")):  # fmt: skip
+            rate = _rate(measurements, key)
+            if rate is not None:
+                result[f"devices_fed_{name}"] = round(rate / one, 2)
+                derivation[f"devices_fed_{name}"] = f"{key} / one-device ceiling"
+        host = _host(measurements, one, devices)
+        if host:
+            result["host"] = host
+            derivation["host"] = (
+                "cores / (pipeline CPU seconds per sample, timed alone) / one-device ceiling"
+            )
+        service = _service(measurements, one, devices)
+        if service:
+            result["data_service"] = service
+            derivation["data_service"] = "service rate / its workers; workers for N devices"
+        if devices:
+            result["projection"] = _projection(measurements, one, devices)
+    run = run_length(measurements)
+    if run:
+        result["run"] = run
+        derivation["run"] = "epochs x steps per epoch x batch / measured training rate"
+    if result:
+        result["derivation"] = derivation
+    return result
+
+
+def _host(measurements: Mapping[str, Any], one: float, devices: int | None) -> dict[str, Any]:
+    cpu = measurements.get("pipeline_cpu_s_per_sample")
+    cores = (measurements.get("host") or {}).get("cpu_count")
+    if not isinstance(cpu, int | float) or cpu <= 0 or not isinstance(cores, int) or cores < 1:
+        return {}
+    most = cores / cpu  # samples/s this host's cores could produce at today's cost
+    host: dict[str, Any] = {
+        "cores": cores,
+        "cpu_ms_per_sample": round(cpu * 1000, 4),
+        "max_samples_per_s": round(most, 1),
+        "devices_fed": round(most / one, 2),
+    }
+    for n in sorted({devices or 0, 8} - {0}):
+        host[f"cores_for_{n}_devices"] = round(n * one * cpu, 1)
+    return host
+
+
+def _service(measurements: Mapping[str, Any], one: float, devices: int | None) -> dict[str, Any]:
+    service = measurements.get("data_service") or {}
+    rate, workers = service.get("samples_per_s"), service.get("workers")
+    if not isinstance(rate, int | float) or rate <= 0 or not isinstance(workers, int):
+        return {}
+    per_worker = rate / max(1, workers)
+    figures: dict[str, Any] = {"samples_per_s_per_worker": round(per_worker, 1)}
+    for n in sorted({devices or 0, 8} - {0}):
+        figures[f"workers_for_{n}_devices"] = max(1, -int(-(n * one) // per_worker))
+    return figures
+
+
+def _projection(measurements: Mapping[str, Any], one: float, devices: int) -> dict[str, Any]:
+    """What ``devices`` devices would need from the input, and what is known of their
+    compute: the scaling efficiency measured on the replicas that exist, or nothing."""
+    needed = devices * one
+    projection: dict[str, Any] = {"devices": devices, "input_needed_samples_per_s": round(needed)}
+    for name, key in (("today", "pipeline_samples_per_s"),
+                      ("with_fixes", "fixed_pipeline_samples_per_s")):  # fmt: skip
+        rate = _rate(measurements, key)
+        if rate is not None:
+            projection[f"input_keeps_up_{name}"] = rate >= needed
+    efficiency = measurements.get("scaling_efficiency")
+    replicas = measurements.get("replicas") or 1
+    if isinstance(efficiency, int | float) and replicas > 1:
+        projection["scaling_efficiency_measured"] = {"replicas": replicas, "value": efficiency}
+    else:
+        projection["scaling_efficiency_measured"] = None
+    return projection
+
+
+def run_length(measurements: Mapping[str, Any]) -> dict[str, Any]:
+    """How long the whole ``fit`` takes at the measured training rate, from its epochs and its
+    steps per epoch (or the dataset's cardinality); ``known: False`` with the reason when the
+    run has no end the check can see."""
+    fit = measurements.get("fit")
+    if not isinstance(fit, Mapping):
+        return {}
+    epochs = fit.get("epochs") or 1
+    steps = fit.get("steps_per_epoch") or measurements.get("cardinality")
+    batch = measurements.get("batch_size")
+    training = _rate(measurements, "training_samples_per_s")
+    if not steps:
+        return {
+            "known": False,
+            "why": "the dataset repeats forever and `fit` has no `steps_per_epoch`: the run "
+            "ends when the script stops it, which the check cannot see",
+        }
+    if not batch or training is None:
+        return {}
+    samples = int(epochs) * int(steps) * int(batch)
+    seconds = samples / training
+    return {
+        "known": True,
+        "epochs": int(epochs),
+        "steps_per_epoch": int(steps),
+        "samples": samples,
+        "seconds": round(seconds, 1),
+    }
+
+
+def saving_at_most(seconds: float, devices: int) -> float:
+    """The most that ``devices`` devices could save on a run of ``seconds``: perfect scaling,
+    which no real job reaches."""
+    return seconds * (1 - 1 / devices)
+
+
+def duration(seconds: float) -> str:
+    """``42 s``, ``12 min``, ``3.4 h``: a length a person reads at a glance."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
