@@ -107,12 +107,14 @@ def build_report(
 ) -> Report:
     """The verdict, the scaling sentence, the decisions (``devices``: the count the user is
     about to buy) and the measured findings, ranked with the file's."""
-    from pipedoctor.decide import decide
+    from pipedoctor.decide import decide, next_step
 
     found = diagnosis.verdict(measurements, selection.params.get("PD301"))
     measurements = dict(measurements)
     if decision := decide(measurements, devices):
         measurements["decision"] = decision
+    if step := next_step(measurements, found):
+        measurements.setdefault("decision", {})["next_step"] = step
     if "profile" in measurements:
         from pipedoctor.profile.reader import agreement
 

@@ -151,3 +151,34 @@ def duration(seconds: float) -> str:
     if seconds < 5400:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+STEPS = ("fix the input pipeline", "mixed precision on the GPU", "more devices")
+"""The order in which scaling pays: each step only once the one before it is done."""
+
+
+def next_step(measurements: Mapping[str, Any], verdict: str | None) -> str | None:
+    """Which of the three steps the job is at, and why, from the verdict and what the check
+    saw of the devices and the precision policy."""
+    if verdict is None:
+        return None
+    if verdict in ("input-bound", "balanced"):
+        return (
+            f"step 1 of 3, {STEPS[0]}: training waits for its input, so neither mixed "
+            "precision nor more devices can help yet; the findings below come in order of "
+            "measured gain"
+        )
+    gpus = measurements.get("gpus") or []
+    policy = str(measurements.get("mixed_precision") or "float32")
+    if gpus and not policy.startswith("mixed"):
+        return (
+            f"step 2 of 3, {STEPS[1]}: the input keeps up and the model runs in {policy}; "
+            '`keras.mixed_precision.set_global_policy("mixed_float16")` (or '
+            "`mixed_bfloat16`) usually speeds a GPU step up before any device is added"
+        )
+    done = "mixed precision is on" if gpus else "no GPU was seen, so mixed precision is moot"
+    return (
+        f"step 3 of 3, {STEPS[2]}: the input keeps up and {done}; more devices can help now, "
+        "by as much as the scaling efficiency allows (`check --devices N` shows whether the "
+        "input would still keep up)"
+    )

@@ -83,3 +83,16 @@ def test_a_run_without_an_end_says_so_instead_of_guessing() -> None:
 
 def test_durations_read_at_a_glance() -> None:
     assert [duration(s) for s in (42, 720, 12240)] == ["42 s", "12 min", "3.4 h"]
+
+
+def test_the_next_step_follows_input_then_precision_then_devices() -> None:
+    from pipedoctor.decide import next_step
+
+    assert next_step(INPUT_BOUND, "input-bound").startswith("step 1 of 3, fix the input")
+    on_gpu = {**INPUT_BOUND, "gpus": [{"index": 0}], "mixed_precision": "float32"}
+    assert next_step(on_gpu, "compute-bound").startswith("step 2 of 3, mixed precision")
+    mixed = {**on_gpu, "mixed_precision": "mixed_float16"}
+    assert next_step(mixed, "compute-bound").startswith("step 3 of 3, more devices")
+    assert "no GPU was seen" in next_step(INPUT_BOUND, "compute-bound")
+    text = render_text(build_report(INPUT_BOUND, [], ALL_RULES))
+    assert "Next step: step 1 of 3, fix the input pipeline" in text

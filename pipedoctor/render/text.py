@@ -130,6 +130,7 @@ def detail_lines(measurements: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Host feeds", host_feeds_line(measurements)),
         ("On N devices", devices_projection_line(measurements)),
         ("Whole run", run_line(measurements)),
+        ("Next step", string(mapping(measurements.get("decision")).get("next_step"))),
         ("Slowest stage", limiting_stage(measurements)),
         ("Input wait", input_wait_line(measurements)),
         ("Profile", profile_line(measurements)),
