@@ -185,6 +185,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_report_options(report, None)
 
+    compare = commands.add_parser(
+        "compare",
+        help="time to a target accuracy (or loss), compared across monitored runs",
+        description="Read the runs `pipedoctor.keras.Monitor(log_dir=...)` recorded and say, per "
+        "run, when it reached the target (interpolated between epochs), and how the runs "
+        "compare: throughput per sample against epochs needed.",
+    )
+    compare.add_argument("paths", nargs="+", type=Path, metavar="LOG_DIR", help="one per run")
+    compare.add_argument(
+        "--target",
+        required=True,
+        metavar="METRIC=VALUE",
+        help="a logged metric and its target: val_accuracy=0.9, loss<=0.3, auc>=0.8",
+    )
+    compare.add_argument("--format", choices=("text", "json", "html"), default="text")
+    compare.add_argument("-o", "--output-file", type=Path, metavar="FILE", help="write here")
+
     rules = commands.add_parser("rules", help="list the rule catalog")
     rules.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -394,6 +411,30 @@ def run_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def run_compare(args: argparse.Namespace) -> int:
+    """Time to a target across runs: one line and exit 2 when nothing can be compared."""
+    import json
+
+    from pipedoctor.compare import CompareError, Target, compare, render_text
+    from pipedoctor.render.compare_html import render_compare_page
+
+    missing = [p for p in args.paths if not p.exists()]
+    if missing:
+        raise UsageError(f"no such file or folder: {missing[0]}")
+    try:
+        result = compare(args.paths, Target.parse(args.target))
+    except CompareError as exc:
+        raise UsageError(str(exc)) from None
+    renderers = {"text": render_text, "html": render_compare_page,
+                 "json": lambda r: json.dumps(r, indent=2) + "\n"}  # fmt: skip
+    output = renderers[args.format](result)
+    if args.output_file:
+        args.output_file.write_text(output, encoding="utf-8")
+    else:
+        sys.stdout.write(output)
+    return EXIT_OK
+
+
 def run_rules_list(args: argparse.Namespace) -> int:
     catalog = load_catalog()
     if args.format == "json":
@@ -499,6 +540,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "check": run_check,
         "profile": run_profile,
         "report": run_report,
+        "compare": run_compare,
         "rules": run_rules_list,
         "explain": run_explain,
     }

@@ -7,6 +7,7 @@ written once against these classes, so the CI gate and the live check agree by c
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -218,38 +219,95 @@ class Pipeline:
         return not self.ends or bool(self.ends & set(wanted))
 
     def walk(self) -> list[Stage]:
-        """Every stage, upstream pipelines of ``zip``/``concatenate`` included, source first."""
-        seen: list[Stage] = []
-        for stage in self.stages:
-            for upstream in stage.inputs:
-                seen.extend(upstream.walk())
-            seen.append(stage)
-        return seen
+        """Every stage, upstream pipelines of ``zip``/``concatenate`` included, source first.
+
+        The pipeline is a graph, not a tree: an input shared by several stages (``ds.concatenate
+        (ds)``, ``zip((ds, ds))``) is listed once, where it is first reached, so the walk is
+        linear in the number of distinct stages however often inputs are shared."""
+        return list(self._layout().order)
+
+    def _layout(self) -> _Layout:
+        """The walk, computed once and without recursion (stages and their inputs never
+        change), with what ``upstream_of`` and ``downstream_of`` look up in it."""
+        cached = self.__dict__.get("_walked")
+        if cached is not None:
+            return cached
+        order: list[Stage] = []
+        seen: set[int] = set()
+        starts: list[int] = []
+        segments: list[tuple[tuple[int, Pipeline], ...]] = []
+        for top in self.stages:
+            starts.append(len(order))
+            inputs: list[tuple[int, Pipeline]] = []
+            if id(top) not in seen:
+                for upstream in top.inputs:
+                    inputs.append((len(order), upstream))
+                    _emit(upstream.stages, order, seen)
+                seen.add(id(top))
+                order.append(top)
+            segments.append(tuple(inputs))
+        starts.append(len(order))
+        layout = _Layout(tuple(order), {id(s): i for i, s in enumerate(order)}, starts, segments)
+        object.__setattr__(self, "_walked", layout)
+        return layout
 
     def upstream_of(self, stage: Stage) -> list[Stage]:
         """Stages whose output flows into ``stage`` (through ``zip`` inputs too), nearest last.
         A sibling input of a ``zip`` is not upstream of the other input's stages."""
-        for i, candidate in enumerate(self.stages):
-            if candidate is stage:
-                return Pipeline(self.stages[:i]).walk()
-            for upstream in candidate.inputs:
-                found = upstream.upstream_of(stage)
-                if found or stage in upstream.stages or any(stage is s for s in upstream.walk()):
-                    return found
-        return []
+        pipeline = self
+        while True:
+            layout = pipeline._layout()
+            at = layout.index.get(id(stage))
+            if at is None:
+                return []
+            # the stage of ``stages`` whose processing reached it first, then the input there
+            i = bisect.bisect_right(layout.starts, at) - 1
+            if pipeline.stages[i] is stage:
+                return list(layout.order[: layout.starts[i]])
+            inputs = layout.segments[i]
+            k = bisect.bisect_right([start for start, _ in inputs], at) - 1
+            pipeline = inputs[k][1]
 
     def downstream_of(self, stage: Stage) -> list[Stage]:
         """Stages that run after ``stage`` on its way out of this pipeline, nearest first."""
-        walked = self.walk()
-        for i, candidate in enumerate(walked):
-            if candidate is stage:
-                return walked[i + 1 :]
-        return []
+        layout = self._layout()
+        i = layout.index.get(id(stage))
+        return list(layout.order[i + 1 :]) if i is not None else []
 
     def __repr__(self) -> str:
         chain = " -> ".join(s.op for s in self.stages)
         ends = f", ends={','.join(sorted(self.ends))}" if self.ends else ""
         return f"Pipeline({chain}{', sink=' + self.sink if self.sink else ''}{ends})"
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """A pipeline's walk and where each stage sits in it."""
+
+    order: tuple[Stage, ...]
+    index: dict[int, int]
+    """``id(stage)`` → its place in ``order``."""
+    starts: list[int]
+    """For each of the pipeline's own stages, how much of ``order`` came before it was
+    processed (its inputs, then itself, follow); one more entry: the length of ``order``."""
+    segments: list[tuple[tuple[int, Pipeline], ...]]
+    """For each of the pipeline's own stages, where in ``order`` each of its inputs began."""
+
+
+def _emit(stages: tuple[Stage, ...], order: list[Stage], seen: set[int]) -> None:
+    """Append ``stages`` and, before each, its inputs (depth first), skipping those seen."""
+    pending: list[tuple[Stage, bool]] = [(s, False) for s in reversed(stages) if id(s) not in seen]
+    while pending:
+        stage, ready = pending.pop()
+        if id(stage) in seen:
+            continue
+        if ready:
+            seen.add(id(stage))
+            order.append(stage)
+            continue
+        pending.append((stage, True))
+        for upstream in reversed(stage.inputs):
+            pending.extend((s, False) for s in reversed(upstream.stages) if id(s) not in seen)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ it does raises into ``fit``: every failure of its own becomes a note in the repo
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -149,7 +150,7 @@ class Monitor(keras.callbacks.Callback):
     def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
         with self._guard("at an epoch's end"):
             if self._running:
-                self._epoch_end()
+                self._epoch_end(logs)
 
     def on_train_end(self, logs: Any = None) -> None:
         with self._guard("finishing"):
@@ -276,12 +277,18 @@ class Monitor(keras.callbacks.Callback):
         self._timeline.add(phase, start, end, samples)
         self._last_end = end
 
-    def _epoch_end(self) -> None:
+    def _epoch_end(self, logs: Any = None) -> None:
         self._clock.flush()
         now = self._now()
         record = self._tally.end_epoch(now)
         if record is None:
             return
+        # For time to a target (``pipedoctor compare``): what Keras logged at this epoch's end,
+        # when, and after how many training samples.
+        record["wall_s"] = round(now - self._origin, 3)
+        record["samples_seen"] = int(self._tally.totals["samples"])
+        if metrics := epoch_logs(logs):
+            record["logs"] = metrics
         record.update(self._epoch_hardware(record, now))
         measurements = self._measurements(now, final=False)
         self._write(RUNNING, measurements)
@@ -570,3 +577,17 @@ def _strategy(model: Any, backend: str) -> dict[str, Any]:
     if mesh is not None and axis in getattr(mesh, "axis_names", ()):
         replicas = int(mesh.shape[list(mesh.axis_names).index(axis)])
     return {"replicas": replicas, "strategy": type(distribution).__name__}
+
+
+def epoch_logs(logs: Any) -> dict[str, float]:
+    """The finite numbers among the logs Keras passes at an epoch's end (loss, metrics,
+    validation metrics), as plain floats."""
+    metrics: dict[str, float] = {}
+    for name, value in dict(logs or {}).items():
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(number):
+            metrics[str(name)] = number
+    return metrics

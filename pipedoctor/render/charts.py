@@ -65,8 +65,9 @@ class Frame:
         inner = self.height - TOP - BOTTOM
         return TOP + inner * (1 - min(max(value, 0.0), self.y_max) / self.y_max)
 
-    def axes(self, y_label: str) -> list[str]:
-        """The time axis with round ticks, and the top and zero of the value axis."""
+    def axes(self, y_label: str, x_unit: str = "s") -> list[str]:
+        """The time axis (or another, in ``x_unit``) with round ticks, and the top and zero of
+        the value axis."""
         bottom = self.height - BOTTOM
         parts = [
             f'<line x1="{LEFT}" y1="{bottom}" x2="{WIDTH - RIGHT}" y2="{bottom}" class="pd-axis"/>',
@@ -80,8 +81,9 @@ class Frame:
             x = self.x(tick)
             parts.append(f'<line x1="{x:.1f}" y1="{bottom}" x2="{x:.1f}" y2="{bottom + 3}" '
                          'class="pd-axis"/>')  # fmt: skip
+            text = f"{tick:g} s" if x_unit == "s" else f"{_num(tick)} {_e(x_unit)}"
             parts.append(f'<text x="{x:.1f}" y="{bottom + 14}" text-anchor="middle">'
-                         f"{tick:g} s</text>")  # fmt: skip
+                         f"{text}</text>")  # fmt: skip
             tick += step
         return parts
 
@@ -154,10 +156,12 @@ def line_chart(
     y_max: float,
     y_label: str,
     label: str,
+    x_unit: str = "s",
 ) -> str:
-    """One line per ``(name, times, values)``, colored from the palette in order."""
+    """One line per ``(name, times, values)``, colored from the palette in order; the x axis
+    is time unless ``x_unit`` names another quantity."""
     frame = Frame(t_max, y_max)
-    body = frame.axes(y_label)
+    body = frame.axes(y_label, x_unit)
     for position, (name, times, values) in enumerate(series):
         color = PALETTE[position % len(PALETTE)]
         for points in _polyline(frame, times, values):

@@ -19,9 +19,10 @@ import ast
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePath
 
-from pipedoctor.pipeline import Pipeline
+from pipedoctor.pipeline import Pipeline, Stage
 from pipedoctor.static.values import Func, Obj, Seq, Stream, Value
 
 TRAINING_WORDS = frozenset(
@@ -68,27 +69,69 @@ STREAMING_CALLS = frozenset({"iter", "enumerate", "tensorflow_datasets.as_numpy"
 RUNNERS = frozenset({"run", "schedule", "experimental_run_v2", "call_for_each_replica"})
 """Calls that run the function given first: ``strategy.run(train_step, args=...)``."""
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
-PlaceKey = tuple
+PlaceKey = int
+
+
+@lru_cache(maxsize=8192)
+def _words(name: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _WORD.findall(name))
 
 
 def words(name: str) -> set[str]:
     """``distributedTrainStep`` / ``eval_input_fn`` → their lower-case words."""
-    return {w.lower() for w in _WORD.findall(name)}
+    return set(_words(name))
 
 
-def place_key(pipeline: Pipeline) -> PlaceKey:
-    """The pipeline's place in the source: its stages' ops and positions."""
-    return tuple(
-        (s.op, s.location.line, s.location.column) if s.location else (s.op,)
-        for s in pipeline.stages
-    )
+class Places:
+    """Each pipeline's place in the source (its stages' ops and positions) as a number, so
+    pipelines at one place, from any call site or branch, share their ends.
+
+    Places form a tree, a place's parent being that of the pipeline without its last stage.
+    A place is numbered once, from its last stage and its parent's number, and each stage
+    remembers the number of the place it ends: numbering every pipeline a module builds is
+    linear in the stages it creates, however long the chains (``ds = ds.map(...)`` on every
+    line of a file)."""
+
+    def __init__(self) -> None:
+        self.numbers: dict[tuple[int, tuple], int] = {}
+        self.parents: list[int] = [-1]
+        """Place number → its parent's; 0 is the empty pipeline."""
+        self.by_stage: dict[int, tuple[Stage, Stage | None, int]] = {}
+        """``id(stage)`` → (the stage, the stage before it, the place it ends)."""
+
+    def key(self, pipeline: Pipeline) -> PlaceKey:
+        stages = pipeline.stages
+        i = len(stages) - 1
+        number = 0
+        while i >= 0:  # the longest prefix numbered already (usually all but the last stage)
+            known = self.by_stage.get(id(stages[i]))
+            if known is not None and known[0] is stages[i] and known[1] is _before(stages, i):
+                number = known[2]
+                break
+            i -= 1
+        for j in range(i + 1, len(stages)):
+            stage = stages[j]
+            where = stage.location
+            element = (stage.op, where.line, where.column) if where else (stage.op,)
+            found = self.numbers.get((number, element))
+            if found is None:
+                found = self.numbers[(number, element)] = len(self.parents)
+                self.parents.append(number)
+            number = found
+            self.by_stage[id(stage)] = (stage, _before(stages, j), number)
+        return number
+
+    def within(self, key: PlaceKey, prefix: PlaceKey) -> bool:
+        """Whether the place ``prefix`` is ``key`` or one of its prefixes."""
+        while key > 0:
+            if key == prefix:
+                return True
+            key = self.parents[key]
+        return False
 
 
-def _identity(pipeline: Pipeline) -> tuple:
-    return (
-        place_key(pipeline),
-        tuple(repr(sorted(s.params.items(), key=str)) for s in pipeline.stages),
-    )
+def _before(stages: tuple[Stage, ...], i: int) -> Stage | None:
+    return stages[i - 1] if i else None
 
 
 def is_synthetic_source(pipeline: Pipeline) -> bool:
@@ -232,6 +275,7 @@ class DataFlow:
         self.exports_module_names = exports_module_names
         """A ``.py`` module's top-level datasets can be imported elsewhere: their end is
         unknown. A notebook's are used in the notebook or not at all."""
+        self.places = Places()
         self.created: list[Pipeline] = []
         self.ends: dict[PlaceKey, set[str]] = {}
         self.module_level: set[PlaceKey] = set()
@@ -243,32 +287,36 @@ class DataFlow:
     def create(self, pipeline: Pipeline) -> None:
         self.created.append(pipeline)
 
+    def key(self, pipeline: Pipeline) -> PlaceKey:
+        """The pipeline's place in the source: its stages' ops and positions."""
+        return self.places.key(pipeline)
+
     def module_binding(self, value: Value) -> None:
         """A dataset bound to a name at module level (importable from a ``.py`` module)."""
         for pipeline in datasets_in(value):
-            self.module_level.add(place_key(pipeline))
+            self.module_level.add(self.key(pipeline))
 
     def use(self, value: Value, end: str) -> None:
         """Record that ``value`` (a dataset, a stream over one, or a tuple of them) ends so."""
         for pipeline in datasets_in(value):
-            self.ends.setdefault(place_key(pipeline), set()).add(end)
+            self.ends.setdefault(self.key(pipeline), set()).add(end)
         if isinstance(value, Stream) and value.strategy is not None:
-            self.distributed[place_key(value.pipeline)] = value.strategy
+            self.distributed[self.key(value.pipeline)] = value.strategy
 
     def strategy_of(self, pipeline: Pipeline) -> Obj | None:
-        return self.distributed.get(place_key(pipeline))
+        return self.distributed.get(self.key(pipeline))
 
     def ends_of(self, pipeline: Pipeline) -> set[str]:
-        return self.ends.get(place_key(pipeline), set())
+        return self.ends.get(self.key(pipeline), set())
 
     def feed(self, generated: Pipeline, fed: Value) -> None:
         """``fed`` is iterated by the generator of ``generated``: it ends where that does."""
-        self.feeds.append((place_key(generated), fed))
+        self.feeds.append((self.key(generated), fed))
 
     def settle_feeds(self) -> None:
         for source, fed in self.feeds:
             for key, ends in list(self.ends.items()):
-                if key[: len(source)] == source:
+                if self.places.within(key, source):
                     for end in ends:
                         self.use(fed, end)
 
@@ -276,22 +324,11 @@ class DataFlow:
         """Every pipeline the code uses, with its ends, plus the unused leaves a module
         exports; made-up input (``range(1).repeat()``) is left out."""
         self.settle_feeds()
-        extended: set[PlaceKey] = set()
-
-        def mark(pipeline: Pipeline, whole: bool) -> None:
-            key = place_key(pipeline)
-            for end in range(1, len(key) + (1 if whole else 0)):
-                extended.add(key[:end])
-            for stage in pipeline.stages:
-                for upstream in stage.inputs:
-                    mark(upstream, True)
-
-        for pipeline in self.created:
-            mark(pipeline, False)
+        extended = self.extended()
         judged: list[Pipeline] = []
         seen: set[tuple] = set()
         for pipeline in self.created:
-            key = place_key(pipeline)
+            key = self.key(pipeline)
             ends = set(self.ends.get(key, ()))
             if not ends:
                 if key in extended:
@@ -301,12 +338,44 @@ class DataFlow:
                 ends = {"unknown"}
             if is_synthetic_source(pipeline):
                 continue
-            identity = _identity(pipeline)
+            identity = (
+                key,
+                tuple(repr(sorted(s.params.items(), key=str)) for s in pipeline.stages),
+            )
             if identity in seen:
                 continue
             seen.add(identity)
             judged.append(pipeline.with_ends(frozenset(ends)))
         return judged
+
+    def extended(self) -> set[PlaceKey]:
+        """Places another pipeline carries on from: the proper prefixes of every pipeline the
+        module creates, and each pipeline given to a ``zip`` or ``concatenate`` (with its
+        prefixes). Each stage is looked at once, however often its pipeline is shared."""
+        extended: set[PlaceKey] = set()
+        parents = self.places.parents
+        looked: dict[int, Stage | None] = {}
+        """``id(stage)`` → the stage before it, for the stages whose inputs are marked."""
+
+        def mark(key: PlaceKey) -> None:
+            while key > 0 and key not in extended:  # a marked place has its prefixes marked
+                extended.add(key)
+                key = parents[key]
+
+        pending: list[Pipeline] = list(self.created)
+        while pending:
+            pipeline = pending.pop()
+            mark(parents[self.key(pipeline)])
+            stages = pipeline.stages
+            for i in range(len(stages) - 1, -1, -1):
+                stage, before = stages[i], _before(stages, i)
+                if id(stage) in looked and looked[id(stage)] is before:
+                    break  # and so are the stages before it, the same prefix
+                looked[id(stage)] = before
+                for upstream in stage.inputs:
+                    mark(self.key(upstream))
+                    pending.append(upstream)
+        return extended
 
 
 def datasets_in(value: Value) -> Iterator[Pipeline]:
