@@ -104,3 +104,24 @@ def _io() -> tuple[Any, Any]:
 
     inputs = keras.Input((3,))
     return inputs, keras.layers.Dense(2)(inputs)
+
+
+@pytest.mark.parametrize("kind", ["multi", "generator"])
+def test_what_fit_takes_besides_a_dataset_is_measured_as_keras_feeds_it(
+    tmp_path: Path, kind: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pipedoctor", "check", str(LOOPS / "keras_inputs.py"),
+         "--format", "json", "--timeout", "30", "--quiet", "--", kind],
+        capture_output=True, text=True, cwd=tmp_path, timeout=240,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    data = json.loads(done.stdout)
+    m = data["measurements"]
+    for name in ("pipeline", "ceiling", "training"):
+        assert m[f"{name}_samples_per_s"] > 0, name
+    built_by = {"multi": "in-memory arrays", "generator": "a Python generator"}[kind]
+    assert m["input_built_by_keras"] == built_by
+    assert any(n.startswith(f"`fit` was given {built_by}: Keras builds") for n in data["notes"])
+    # Keras's pipeline is no line of the script: no pipeline finding points at the fit call
+    assert not [f for f in data["findings"] if f["rule"].startswith("PD1")]
