@@ -38,6 +38,8 @@ def _num(value: float) -> str:
         return f"{value / 1e3:.0f}k"
     if value >= 1e3:
         return f"{value / 1e3:.1f}k"
+    if value == 0:
+        return "0"
     return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
 
 
@@ -157,11 +159,20 @@ def line_chart(
     y_label: str,
     label: str,
     x_unit: str = "s",
+    guide: tuple[float, str] | None = None,
 ) -> str:
     """One line per ``(name, times, values)``, colored from the palette in order; the x axis
-    is time unless ``x_unit`` names another quantity."""
+    is time unless ``x_unit`` names another quantity; ``guide`` is a value drawn across the
+    chart as a dashed line, with its label (a target)."""
     frame = Frame(t_max, y_max)
     body = frame.axes(y_label, x_unit)
+    if guide is not None:
+        y = frame.y(guide[0])
+        body.append(
+            f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#868e96" '
+            f'stroke-dasharray="4 3"/><text x="{WIDTH - RIGHT}" y="{y - 3:.1f}" '
+            f'text-anchor="end">{_e(guide[1])}</text>'
+        )
     for position, (name, times, values) in enumerate(series):
         color = PALETTE[position % len(PALETTE)]
         for points in _polyline(frame, times, values):

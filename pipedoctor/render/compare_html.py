@@ -32,7 +32,16 @@ def render_compare_page(result: Mapping[str, Any]) -> str:
         end = max((p[axis] for run in runs for p in run["curve"]), default=1.0)
         label = f"{target['metric']} {title}"
         charts.append(
-            f"<h4>{_e(label)}</h4>" + line_chart(series, end, top, f"{top:.3g}", label, x_unit=unit)
+            f"<h4>{_e(label)}</h4>"
+            + line_chart(
+                series,
+                end,
+                top,
+                f"{top:.3g}",
+                label,
+                x_unit=unit,
+                guide=(target["value"], f"target {target['value']:g}"),
+            )  # fmt: skip
         )
     keys = legend([(run["name"], PALETTE[i % len(PALETTE)]) for i, run in enumerate(runs)])
     table = _e(render_text(result))
@@ -44,5 +53,5 @@ def render_compare_page(result: Mapping[str, Any]) -> str:
         f"{'≥' if target['higher_is_better'] else '≤'} {target['value']:g}</h3>"
         + "".join(charts)
         + keys
-        + f"<pre>{table}</pre></div>\n</body>\n</html>\n"
+        + f'<pre style="white-space: pre-wrap">{table}</pre></div>\n</body>\n</html>\n'
     )
