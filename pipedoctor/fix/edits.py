@@ -1,0 +1,307 @@
+"""Turn findings into edits of the source with libcst, and write them safely.
+
+Each mechanical rule has a rewrite of the call its finding points at (the span runs from the
+called name to the end of the call, as the static front end reports it):
+
+- PD101: the call handed to training gets ``.prefetch(AUTOTUNE)`` after it;
+- PD102, PD103: its parallelism (``num_parallel_calls``, ``num_parallel_reads``, a
+  ``prefetch`` buffer) becomes ``AUTOTUNE``;
+- PD104: a reader gets ``num_parallel_reads=AUTOTUNE``, an ``interleave``
+  ``num_parallel_calls=AUTOTUNE``;
+- PD112: a transformation whose result was dropped is assigned back to the name it starts from.
+
+``AUTOTUNE`` is written as the file already names it.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipedoctor.report import Finding
+
+FIXABLE = ("PD101", "PD102", "PD103", "PD104", "PD112")
+READERS = ("TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset")
+
+
+class FixError(RuntimeError):
+    """A file that cannot be fixed as asked: the one-line reason, naming the file."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One finding's fix, as applied or planned: where, which rule, how safe."""
+
+    path: str
+    rule: str
+    line: int
+    column: int
+    safety: str
+    before: str
+    after: str
+
+
+def _libcst():  # noqa: ANN202 - the module, imported only when a fix is asked for
+    try:
+        import libcst
+    except ImportError:
+        raise FixError(
+            "fixing needs libcst, which keeps your formatting and comments: "
+            "pip install 'pipedoctor[fix]'"
+        ) from None
+    return libcst
+
+
+def autotune_expression(module) -> str | None:  # noqa: ANN001 - a libcst Module
+    """How the file names ``tf.data.AUTOTUNE``: a module constant bound to it, a name imported
+    from ``tensorflow.data``, or the file's alias for TensorFlow; ``None`` when it has none."""
+    tree = ast.parse(module.code)
+    alias = constant = imported = None
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for name in node.names:
+                if name.name == "tensorflow":
+                    alias = name.asname or "tensorflow"
+        elif isinstance(node, ast.ImportFrom) and node.module in (
+            "tensorflow.data", "tensorflow.data.experimental",
+        ):  # fmt: skip
+            for name in node.names:
+                if name.name == "AUTOTUNE":
+                    imported = name.asname or "AUTOTUNE"
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "AUTOTUNE"
+        ):
+            constant = node.targets[0].id
+    if constant or imported:
+        return constant or imported
+    return f"{alias}.data.AUTOTUNE" if alias else None
+
+
+def plan(
+    source: str, findings: Sequence[Finding], safeties: dict[str, str], *, unsafe: bool = False
+) -> tuple[str, list[Edit], list[tuple[Finding, str]]]:
+    """The fixed source, the edits made, and each finding left alone with why. Safe fixes
+    only, unless ``unsafe``; ``safeties`` maps rule ids to their fix safety."""
+    cst = _libcst()
+    try:
+        module = cst.parse_module(source)
+    except Exception as exc:  # noqa: BLE001 - libcst's parser errors have no common base
+        raise FixError(f"cannot be parsed, left untouched ({type(exc).__name__})") from None
+    skipped: list[tuple[Finding, str]] = []
+    targets: dict[tuple[int, int], Finding] = {}
+    for finding in findings:
+        safety = safeties.get(finding.rule, "none")
+        if finding.rule not in FIXABLE or safety == "none" or finding.line is None:
+            continue
+        if safety == "unsafe" and not unsafe:
+            skipped.append((finding, "unsafe fix: pass --unsafe-fixes to apply it"))
+            continue
+        if finding.cell is not None:
+            skipped.append((finding, "notebook cells are not fixed yet"))
+            continue
+        targets[(finding.line, finding.column or 1)] = finding
+    autotune = autotune_expression(module)
+    if autotune is None and any(f.rule != "PD112" for f in targets.values()):
+        for key in [k for k, f in targets.items() if f.rule != "PD112"]:
+            skipped.append((targets.pop(key), "the file does not import TensorFlow by name"))
+    if not targets:
+        return source, [], skipped
+    fixer = _transformer(cst)(targets, cst.parse_expression(autotune or "AUTOTUNE"))
+    wrapper = cst.metadata.MetadataWrapper(module)
+    fixed = wrapper.visit(fixer).code
+    edits = []
+    for key, finding in targets.items():
+        if key not in fixer.done:
+            skipped.append((finding, "the code at its place is not a call this fix knows"))
+            continue
+        before, after = fixer.done[key]
+        edits.append(Edit(finding.path or "", finding.rule, key[0], key[1],
+                          safeties[finding.rule], before, after))  # fmt: skip
+    return fixed, sorted(edits, key=lambda e: (e.line, e.column)), skipped
+
+
+def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is optional
+    from libcst.metadata import PositionProvider
+
+    def keyword(call, name: str, value):  # noqa: ANN001, ANN202
+        """``call`` with keyword ``name`` set to ``value``: the old one replaced, or a new one
+        added in the call's own layout (one per line when it ends with a trailing comma)."""
+        if any(a.keyword and a.keyword.value == name for a in call.args):
+            return call.with_changes(args=[
+                a.with_changes(value=value) if a.keyword and a.keyword.value == name else a
+                for a in call.args
+            ])  # fmt: skip
+        args = list(call.args)
+        tight = cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        )
+        arg = cst.Arg(value=value, keyword=cst.Name(name), equal=tight)
+        if args:
+            last = args[-1]
+            if isinstance(last.comma, cst.Comma):  # a trailing comma: keep one arg per line
+                gap = args[-2].comma.whitespace_after if len(args) > 1 else None
+                gap = gap or call.whitespace_before_args
+                if isinstance(gap, cst.ParenthesizedWhitespace):  # the break, not its comment
+                    gap = cst.ParenthesizedWhitespace(last_line=gap.last_line, indent=gap.indent)
+                args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=gap))
+                arg = arg.with_changes(comma=last.comma)
+            else:
+                space = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                args[-1] = last.with_changes(comma=space)
+        return call.with_changes(args=[*args, arg])
+
+    def called(call) -> str:  # noqa: ANN001
+        func = call.func
+        return func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+
+    def parallel(call, autotune):  # noqa: ANN001, ANN202
+        name = called(call)
+        if name == "prefetch":
+            if call.args and call.args[0].keyword is None:
+                return call.with_changes(args=[call.args[0].with_changes(value=autotune),
+                                               *call.args[1:]])  # fmt: skip
+            return keyword(call, "buffer_size", autotune)
+        if name in READERS:
+            return keyword(call, "num_parallel_reads", autotune)
+        if name in ("map", "interleave", "batch", "padded_batch", "flat_map"):
+            if name == "flat_map":
+                call = call.with_changes(func=call.func.with_changes(attr=cst.Name("interleave")))
+            return keyword(call, "num_parallel_calls", autotune)
+        return None
+
+    def prefetch(call, autotune):  # noqa: ANN001, ANN202
+        return cst.Call(func=cst.Attribute(value=call, attr=cst.Name("prefetch")),
+                        args=[cst.Arg(value=autotune)])  # fmt: skip
+
+    rewrites: dict[str, Callable] = {"PD101": prefetch, "PD102": parallel, "PD103": parallel,
+                                     "PD104": parallel}  # fmt: skip
+
+    class Fixer(cst.CSTTransformer):
+        METADATA_DEPENDENCIES = (PositionProvider,)
+
+        def __init__(self, targets: dict, autotune) -> None:  # noqa: ANN001
+            super().__init__()
+            self.targets = targets
+            self.autotune = autotune
+            self.done: dict[tuple[int, int], tuple[str, str]] = {}
+            self._module = cst.Module([])
+
+        def _anchor(self, call) -> tuple[int, int] | None:  # noqa: ANN001
+            func = call.func
+            name = func.attr if isinstance(func, cst.Attribute) else func
+            if not isinstance(name, cst.Name):
+                return None
+            start = self.get_metadata(PositionProvider, name).start
+            return (start.line, start.column + 1)
+
+        def _code(self, node) -> str:  # noqa: ANN001
+            return self._module.code_for_node(node)
+
+        def leave_Call(self, original, updated):  # noqa: ANN001, ANN201, N802
+            key = self._anchor(original)
+            finding = self.targets.get(key)
+            if finding is None or finding.rule not in rewrites or key in self.done:
+                return updated
+            new = rewrites[finding.rule](updated, self.autotune)
+            if new is None:
+                return updated
+            self.done[key] = (self._code(original), self._code(new))
+            return new
+
+        def leave_Expr(self, original, updated):  # noqa: ANN001, ANN201, N802
+            call = original.value
+            if not isinstance(call, cst.Call):
+                return updated
+            key = self._anchor(call)
+            finding = self.targets.get(key)
+            if finding is None or finding.rule != "PD112":
+                return updated
+            root = call
+            while isinstance(root, cst.Call | cst.Attribute):
+                root = root.func if isinstance(root, cst.Call) else root.value
+            if not isinstance(root, cst.Name):
+                return updated
+            new = cst.Assign(targets=[cst.AssignTarget(target=cst.Name(root.value))],
+                             value=updated.value)  # fmt: skip
+            self.done[key] = (self._code(original), self._code(new))
+            return new
+
+    return Fixer
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    """What ``--diff`` prints for one file."""
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True),
+            fromfile=f"a/{path}", tofile=f"b/{path}",
+        )
+    )  # fmt: skip
+
+
+def apply_text(path: Path, expected: str, fixed: str) -> None:
+    """Write ``fixed`` over ``path`` through a temporary file in the same folder and a rename,
+    keeping its permissions; refuse when the file changed since it was read (``expected``),
+    or when it cannot be written. Raises ``FixError`` with the reason."""
+    try:
+        current = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise FixError(f"cannot read it again ({exc.strerror or exc})") from None
+    if current != expected:
+        raise FixError("it changed since it was read: left as it is")
+    mode = path.stat().st_mode
+    if not os.access(path, os.W_OK) or not mode & 0o222:  # no write bit: even root leaves it
+        raise FixError("it is read-only: left as it is")
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(fixed)
+        os.chmod(temporary, mode & 0o7777)
+        os.replace(temporary, path)
+    except OSError as exc:
+        Path(temporary).unlink(missing_ok=True)
+        raise FixError(f"cannot be written ({exc.strerror or exc}): left as it is") from None
+
+
+def apply(
+    path: Path,
+    source: str,
+    findings: Iterable[Finding],
+    safeties: dict[str, str],
+    *,
+    unsafe: bool = False,
+    verify: Callable[[str], Sequence[Finding]] | None = None,
+    write: bool = True,
+) -> tuple[str, list[Edit], list[tuple[Finding, str]]]:
+    """Plan the fixes for one file, check the result still compiles and (with ``verify``, a
+    lint of the new text) that each fixed rule fires fewer times, then write it (``write``)."""
+    try:
+        compile(source, str(path), "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        raise FixError("has a syntax error: left untouched") from None
+    findings = list(findings)
+    fixed, edits, skipped = plan(source, findings, safeties, unsafe=unsafe)
+    if not edits:
+        return source, [], skipped
+    try:
+        compile(fixed, str(path), "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        raise FixError(f"the fixed text would not compile ({exc}): left as it is") from None
+    if verify is not None:
+        after = verify(fixed)
+        for rule in {e.rule for e in edits}:
+            before_n = sum(f.rule == rule for f in findings)
+            if sum(f.rule == rule for f in after) >= before_n:
+                raise FixError(f"{rule} still fires after its fix: left as it is")
+    if write:
+        apply_text(path, source, fixed)
+    return fixed, edits, skipped

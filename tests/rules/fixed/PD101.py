@@ -1,0 +1,186 @@
+# Fixture for PD101 missing-prefetch: the dataset handed to training must end with prefetch.
+import keras
+import numpy as np
+import tensorflow as tf
+import tensorflow.compat.v2 as tf2
+from tensorflow import data as tfd
+from tensorflow.data import Dataset
+
+AUTO = tf.data.AUTOTUNE
+x = [[1.0, 2.0]] * 8
+y = [0, 1] * 4
+model = tf.keras.Sequential()
+
+
+def make_train():
+    ds = tf.data.Dataset.from_tensor_slices((x, y))
+    ds = ds.shuffle(8)
+    # ruleid: PD101
+    ds = ds.batch(4).prefetch(AUTO)
+    return ds
+
+
+def make_eval():
+    # ok: PD101
+    return tfd.Dataset.from_tensor_slices((x, y)).batch(4).prefetch(AUTO)
+
+
+def make_prefetch_then_map():
+    ds = Dataset.from_tensor_slices(x).batch(4).prefetch(tf.data.experimental.AUTOTUNE)
+    # ruleid: PD101
+    return ds.map(lambda t: tf.image.resize(t, (64, 64))).prefetch(AUTO)
+
+
+def make_prefetch_then_cheap_map():
+    ds = Dataset.from_tensor_slices(x).batch(4).prefetch(AUTO)
+    # Renaming the parts of a batch after the prefetch costs nothing worth a finding.
+    # ok: PD101
+    return ds.map(lambda t: {"features": t})
+
+
+def make_prefetch_then_parallel_map():
+    ds = Dataset.from_tensor_slices(x).batch(4).prefetch(AUTO)
+    # A parallel map keeps its own buffer of results: it runs ahead of the step as well.
+    # ok: PD101
+    return ds.map(lambda t: t * 2, num_parallel_calls=AUTO)
+
+
+def make_repeat_after_prefetch():
+    # ok: PD101
+    ds = tf2.data.Dataset.from_tensor_slices(x).batch(4).prefetch(AUTO).repeat()
+    options = tf.data.Options()
+    # ok: PD101
+    return ds.with_options(options)
+
+
+def base():
+    # intermediate: extended by the caller, judged there
+    return tf.data.Dataset.from_tensor_slices((x, y)).shuffle(8)
+
+
+def train():
+    # ok: PD101
+    ds = base().batch(4).prefetch(AUTO)
+    model.fit(ds, epochs=1)
+    # ruleid: PD101
+    model.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(4).prefetch(AUTO), epochs=1)
+    model.fit(make_train(), validation_data=make_eval())
+    model.fit(make_prefetch_then_map())
+    model.fit(make_prefetch_then_parallel_map())
+    model.fit(make_prefetch_then_cheap_map())
+    model.fit(make_repeat_after_prefetch())
+    # A limit taken after the prefetch costs nothing per step.
+    # ok: PD101
+    model.fit(ds.take(100), epochs=1)
+
+
+files = tf.data.Dataset.list_files("/data/*.tfrecord")
+# ok: PD101
+records = files.interleave(tf.data.TFRecordDataset, num_parallel_calls=AUTO).prefetch(AUTO)
+for batch in records.take(1):
+    print(batch)
+
+
+class Loader:
+    def __init__(self, batch_size):
+        self.batch_size = batch_size
+        self.raw = tf.data.Dataset.range(100)
+
+    def dataset(self):
+        # ruleid: PD101
+        return self.raw.batch(self.batch_size).prefetch(AUTO)
+
+
+# An unbatched dataset kept in a variable (a file list, a peek for a plot) is not a training input.
+# ok: PD101
+file_names = tf.data.Dataset.list_files("/data/*.png")
+# ok: PD101
+preview = tf.data.Dataset.from_tensor_slices(x).take(3)
+
+
+def explore(features, labels):
+    """Datasets that are only looked at, written out or adapted on never feed training."""
+    # ok: PD101
+    peek = tf.data.Dataset.from_tensor_slices((features, labels)).batch(16)
+    for batch in peek.take(1):
+        print(batch)
+    # ok: PD101
+    numpy_batches = list(tf.data.Dataset.from_tensor_slices(features).batch(16).as_numpy_iterator())
+    print(len(numpy_batches))
+    normalizer = keras.layers.Normalization()
+    # ok: PD101
+    normalizer.adapt(tf.data.Dataset.from_tensor_slices(features).batch(256))
+    # ok: PD101
+    unused = tf.data.Dataset.from_tensor_slices(features).batch(16)
+    # ok: PD101
+    tf.data.Dataset.from_tensor_slices(features).batch(16).save("/tmp/exported")
+
+
+def evaluate_only(features, labels):
+    # ok: PD101
+    test_ds = tf.data.Dataset.from_tensor_slices((features, labels)).batch(64)
+    model.evaluate(test_ds)
+    # ok: PD101
+    model.predict(tf.data.Dataset.from_tensor_slices(features).batch(64))
+
+
+def custom_loop(features, labels, train_step, test_step, epochs):
+    # ruleid: PD101
+    train_ds = tf.data.Dataset.from_tensor_slices((features, labels)).shuffle(1024).batch(64).prefetch(AUTO)
+    # The test set runs every epoch inside the training loop: validation, judged too.
+    # ruleid: PD101
+    val_ds = tf.data.Dataset.from_tensor_slices((features, labels)).batch(64).prefetch(AUTO)
+    for _ in range(epochs):
+        for images, targets in train_ds:
+            train_step(images, targets)
+        for images, targets in val_ds:
+            test_step(images, targets)
+
+
+def prefetch_where_consumed(features, labels, train_step):
+    # The prefetch is added where the loop consumes the dataset: it counts.
+    # ok: PD101
+    ds = tf.data.Dataset.from_tensor_slices((features, labels)).shuffle(1024).batch(64)
+    for images, targets in ds.prefetch(AUTO):
+        train_step(images, targets)
+
+
+def zip_of_prefetched(images, masks):
+    left = tf.data.Dataset.from_tensor_slices(images).batch(8).prefetch(AUTO)
+    right = tf.data.Dataset.from_tensor_slices(masks).batch(8).prefetch(AUTO)
+    # ok: PD101
+    model.fit(tf.data.Dataset.zip((left, right)), epochs=1)
+
+
+def on_device(strategy_device):
+    ds = tf.data.Dataset.from_tensor_slices(x).batch(4)
+    # ok: PD101
+    ds = ds.apply(tf.data.experimental.prefetch_to_device(strategy_device))
+    model.fit(ds)
+
+
+def directory_factory():
+    # Keras directory factories shuffle, batch and prefetch on their own.
+    # ok: PD101
+    photos = keras.utils.image_dataset_from_directory("photos/", image_size=(64, 64))
+    model.fit(photos, epochs=1)
+
+
+def estimator_input_fns(estimator):
+    def train_input_fn():
+        # ruleid: PD101
+        return tf.data.Dataset.from_tensor_slices((x, y)).shuffle(8).repeat().batch(4).prefetch(AUTO)
+
+    def predict_input_fn():
+        # ok: PD101
+        return tf.data.Dataset.from_tensor_slices(np.zeros((4, 2))).batch(4)
+
+    estimator.train(input_fn=train_input_fn, steps=10)
+    estimator.predict(input_fn=predict_input_fn)
+
+
+def csv_factory():
+    # make_csv_dataset batches and prefetches on its own.
+    # ok: PD101
+    rows = tf.data.experimental.make_csv_dataset("train.csv", batch_size=32, label_name="y")
+    model.fit(rows, epochs=1)

@@ -1,0 +1,47 @@
+# Fixture for PD103 fixed-parallelism.
+import tensorflow as tf
+from tensorflow.data.experimental import AUTOTUNE as TUNED
+
+AUTO = tf.data.AUTOTUNE
+WORKERS = 4
+
+files = tf.data.Dataset.list_files("/data/*.tfrecord")
+# ruleid: PD103
+ds = files.interleave(tf.data.TFRecordDataset, num_parallel_calls=AUTO)
+# ruleid: PD103
+ds = ds.map(lambda r: r, num_parallel_calls=AUTO)
+# ok: PD103
+ds = ds.map(lambda r: r, num_parallel_calls=AUTO)
+# ok: PD103
+ds = ds.map(lambda r: r, num_parallel_calls=TUNED)
+ds = ds.batch(32)
+# ruleid: PD103
+ds = ds.prefetch(AUTO)
+# ok: PD103
+other = ds.prefetch(buffer_size=tf.data.experimental.AUTOTUNE)
+# ruleid: PD103
+reader = tf.data.TFRecordDataset(["a.tfrecord", "b.tfrecord"], num_parallel_reads=AUTO)
+
+
+def make_pipeline(files, parallel_reads=16, buffer=8):
+    # The defaults are not the values: callers elsewhere pass flags or a config.
+    # ok: PD103
+    records = tf.data.TFRecordDataset(files, num_parallel_reads=parallel_reads)
+    # ok: PD103
+    return records.batch(64).prefetch(buffer)
+
+
+def build_from_config(config, files):
+    # Called with literals here: these are the values.
+    return make_reader(files, 4)
+
+
+def make_reader(files, reads):
+    # ruleid: PD103
+    return tf.data.TFRecordDataset(files, num_parallel_reads=AUTO).batch(8).prefetch(AUTO)
+
+
+def cached_parse(files):
+    # The map's output is cached: its parallelism matters on the first epoch only.
+    # ok: PD103
+    return tf.data.TFRecordDataset(files).map(tf.io.parse_tensor, num_parallel_calls=4).cache()

@@ -1,0 +1,35 @@
+# Fixture for PD104 sequential-reads.
+import glob
+
+import tensorflow as tf
+
+AUTO = tf.data.AUTOTUNE
+shards = glob.glob("/data/train-*.tfrecord")
+
+# ruleid: PD104
+a = tf.data.TFRecordDataset(shards, num_parallel_reads=AUTO)
+# ruleid: PD104
+b = tf.data.TextLineDataset(["a.txt", "b.txt"], num_parallel_reads=AUTO)
+# ok: PD104
+c = tf.data.TFRecordDataset(shards, num_parallel_reads=AUTO)
+files = tf.data.Dataset.list_files("/data/*.tfrecord")
+# ruleid: PD104
+d = files.interleave(tf.data.TFRecordDataset, cycle_length=4, num_parallel_calls=AUTO)
+# ok: PD104
+e = files.interleave(lambda f: tf.data.TFRecordDataset(f), num_parallel_calls=AUTO)
+# ruleid: PD104
+f = tf.data.Dataset.list_files("/data/*.tfrecord").interleave(tf.data.TFRecordDataset, num_parallel_calls=AUTO)
+# ok: PD104
+g = tf.data.Dataset.range(3).flat_map(lambda i: tf.data.Dataset.range(i))
+
+
+def read(paths):
+    # a variable: several files as far as the reader knows
+    # ruleid: PD104
+    return tf.data.FixedLengthRecordDataset(paths, record_bytes=16, num_parallel_reads=AUTO)
+
+
+def read_one(filename):
+    # one file per call, as `interleave` hands them out: nothing to read in parallel here
+    # ok: PD104
+    return tf.data.TFRecordDataset(filename)

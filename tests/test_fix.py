@@ -1,0 +1,106 @@
+"""Fixes as edits: each fixable rule's fixture against its fixed snapshot, and the safety of
+writing them (``tests/rules/fixed/PDxxx.py`` holds the exact expected text, as ruff keeps its
+fix snapshots)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("libcst")
+
+from pipedoctor.fix.edits import FIXABLE, FixError, apply, autotune_expression, plan  # noqa: E402
+from pipedoctor.lint import lint_text  # noqa: E402
+from pipedoctor.rules import ALL_RULES, load_catalog  # noqa: E402
+
+RULES = Path(__file__).parent / "rules"
+SAFETY = {rule.id: rule.fix_safety for rule in load_catalog().values()}
+
+
+def findings(text: str, rule: str | None = None) -> list:
+    found = lint_text(text, "x.py", ALL_RULES, ("static",)).findings
+    return [f for f in found if rule is None or f.rule == rule]
+
+
+@pytest.mark.parametrize("rule", FIXABLE)
+def test_the_fixture_becomes_its_snapshot_and_the_rule_goes_quiet(rule: str) -> None:
+    source = (RULES / f"{rule}.py").read_text()
+    before = findings(source, rule)
+    fixed, edits, skipped = plan(source, before, SAFETY, unsafe=True)
+    assert fixed == (RULES / "fixed" / f"{rule}.py").read_text()
+    assert len(edits) == len(before) and not skipped
+    compile(fixed, "fixed.py", "exec")
+    assert findings(fixed, rule) == []
+    # only the flagged lines changed, and a second pass changes nothing
+    changed = {i + 1 for i, (a, b) in enumerate(zip(source.splitlines(), fixed.splitlines(),
+                                                    strict=True)) if a != b}  # fmt: skip
+    assert changed == {f.line for f in before}
+    assert plan(fixed, findings(fixed, rule), SAFETY, unsafe=True)[0] == fixed
+
+
+def test_unsafe_fixes_wait_for_unsafe_fixes() -> None:
+    source = (RULES / "PD104.py").read_text()
+    fixed, edits, skipped = plan(source, findings(source, "PD104"), SAFETY)
+    assert SAFETY["PD104"] == "unsafe" and fixed == source and not edits
+    assert all(why.startswith("unsafe fix: pass --unsafe-fixes") for _, why in skipped)
+
+
+def test_autotune_is_named_as_the_file_names_it() -> None:
+    import libcst
+
+    def name(code: str) -> str | None:
+        return autotune_expression(libcst.parse_module(code))
+
+    assert name("import tensorflow as tf\n") == "tf.data.AUTOTUNE"
+    assert name("import tensorflow\n") == "tensorflow.data.AUTOTUNE"
+    assert name("import tensorflow as tf\nAUTO = tf.data.experimental.AUTOTUNE\n") == "AUTO"
+    assert name("from tensorflow.data import AUTOTUNE as TUNE\n") == "TUNE"
+    assert name("import numpy as np\n") is None
+
+
+def test_formatting_and_comments_stay(tmp_path: Path) -> None:
+    source = (
+        "import tensorflow as tf  # the framework\n\n"
+        'ds = tf.data.Dataset.list_files("/data/*.png")\n'
+        "ds = ds.map(  # decode each image\n"
+        "    lambda p: tf.io.decode_png(tf.io.read_file(p)),\n"
+        ")\n"
+        "ds = ds.batch(4).prefetch(tf.data.AUTOTUNE)\n"
+        "model.fit(ds)\n"
+    )
+    path = tmp_path / "train.py"
+    path.write_text(source)
+    fixed, edits, _ = apply(path, source, findings(source), SAFETY, verify=findings)
+    assert [e.rule for e in edits] == ["PD102"]
+    assert (
+        path.read_text()
+        == fixed
+        == source.replace(
+            "(p)),\n)",
+            "(p)),\n    num_parallel_calls=tf.data.AUTOTUNE,\n)",
+        )
+    )
+
+
+def test_a_file_with_a_syntax_error_a_read_only_file_and_a_changed_file_are_left_alone(
+    tmp_path: Path,
+) -> None:
+    broken = "import tensorflow as tf\nds = tf.data.Dataset.range(3).map(f)\nreturn ds\n"
+    path = tmp_path / "broken.py"
+    path.write_text(broken)
+    with pytest.raises(FixError, match="syntax error"):
+        apply(path, broken, findings(broken.replace("return ds", "")), SAFETY)
+    assert path.read_text() == broken
+    source = "import tensorflow as tf\nds = tf.data.Dataset.range(3).map(abs)\n"
+    locked = tmp_path / "locked.py"
+    locked.write_text(source)
+    locked.chmod(0o444)
+    with pytest.raises(FixError, match="read-only"):
+        apply(locked, source, findings(source), SAFETY)
+    assert locked.read_text() == source
+    moved = tmp_path / "moved.py"
+    moved.write_text(source + "# edited meanwhile\n")
+    with pytest.raises(FixError, match="changed since it was read"):
+        apply(moved, source, findings(source), SAFETY)
+    assert moved.read_text().endswith("# edited meanwhile\n")
