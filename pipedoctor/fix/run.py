@@ -1,0 +1,80 @@
+"""``pipedoctor lint --fix`` / ``--diff``: the lint's findings applied as edits, file by file.
+
+Only the files the lint read are touched (the ones given on the command line, or found under
+the folders given). ``--diff`` writes nothing and prints a unified diff; ``--fix`` writes the
+safe fixes (``--unsafe-fixes`` adds the rest), each file through a temporary file and a
+rename, and each only when its fixed text compiles and the fixed rules fire less on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipedoctor.fix.edits import Edit, FixError, apply, unified_diff
+from pipedoctor.report import Finding, Report
+
+
+@dataclass
+class FixRun:
+    """What ``--fix`` or ``--diff`` did: the edits, the diff text, the findings left as they
+    were (with why), and the files that could not be fixed (with why)."""
+
+    edits: list[Edit] = field(default_factory=list)
+    diff: str = ""
+    skipped: list[tuple[Finding, str]] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+
+
+def fix_report(
+    report: Report,
+    relint: Callable[[str, str], list[Finding]],
+    *,
+    unsafe: bool = False,
+    write: bool = True,
+) -> FixRun:
+    """Apply (``write``) or show the fixes for every file ``report`` has findings in.
+    ``relint(text, path)`` lints a fixed text, to check each fix took."""
+    from pipedoctor.rules import load_catalog
+
+    safeties = {rule.id: rule.fix_safety for rule in load_catalog().values()}
+    by_path: dict[str, list[Finding]] = {}
+    for finding in report.findings:
+        if finding.path is not None:
+            by_path.setdefault(finding.path, []).append(finding)
+    run = FixRun()
+    for shown, findings in sorted(by_path.items()):
+        path = Path(shown)
+        if path.suffix == ".ipynb":
+            run.skipped += [(f, "notebooks are not fixed yet") for f in findings]
+            continue
+        try:
+            source = path.read_text(encoding="utf-8")
+            fixed, edits, skipped = apply(
+                path, source, findings, safeties, unsafe=unsafe, write=write,
+                verify=lambda text, shown=shown: relint(text, shown),
+            )  # fmt: skip
+        except FixError as exc:
+            run.failed.append((shown, str(exc)))
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            run.failed.append((shown, f"cannot be read ({exc}): left as it is"))
+            continue
+        run.edits += edits
+        run.skipped += skipped
+        if edits:
+            run.diff += unified_diff(shown, source, fixed)
+    return run
+
+
+def summary(run: FixRun, *, wrote: bool) -> str:
+    """``Fixed 3 findings in 2 files (1 more with --unsafe-fixes).``"""
+    files = len({e.path for e in run.edits})
+    verb = "Fixed" if wrote else "Would fix"
+    text = f"{verb} {len(run.edits)} finding{'s' * (len(run.edits) != 1)} in {files} file"
+    text += "s" * (files != 1)
+    unsafe = sum(why.startswith("unsafe fix") for _, why in run.skipped)
+    if unsafe:
+        text += f" ({unsafe} more with --unsafe-fixes)"
+    return text + "."
