@@ -292,7 +292,13 @@ def incomplete(measurements: dict[str, Any], notes: Sequence[str]) -> str | None
         return None
     named = " and ".join(f"the {n}" if n != "pipeline" else "the pipeline alone" for n in missing)
     why = next(
-        (n for n in notes if n.startswith(("training could not be measured", "no compiled"))),
+        (
+            n
+            for n in notes
+            if n.startswith(
+                ("training could not be measured", "no compiled", "the script's loop ended")
+            )
+        ),
         None,
     )
     if why is None:

@@ -100,6 +100,8 @@ class Capture:
         self.done = False
         self.models: list[weakref.ref[Any]] = []
         """Every Keras model the script built, oldest first."""
+        self.timing: Any = None
+        """The custom loop being timed, if any (``capture.loop.LoopPlan``)."""
         self.loop: Any = None
         """A custom loop waiting for its first batch (``capture.loop.LoopPlan``)."""
         self.where: Any = None
@@ -132,7 +134,7 @@ class Capture:
                 args = ()
             if capture.loop is not None and capture.loop.phase == "start":
                 # A dataset distributed by hand, then handed to ``fit``: not a custom loop.
-                x = capture.loop.dataset if x is capture.loop.distributed else x
+                x = capture.loop.refit() if x is capture.loop.distributed else x
                 capture.loop.phase, capture.loop, capture.done = "cancelled", None, False
             if not capture.done:
                 capture.done = True
@@ -233,6 +235,7 @@ class Capture:
                     lambda: original_from_function(
                         strategy, lambda ctx: dataset_fn(ctx).repeat(), *args, **kw
                     ),
+                    refit=lambda: dataset_fn(tf.distribute.InputContext(1, 0, 1)),
                 )  # fmt: skip
             return distributed
 
@@ -284,10 +287,12 @@ class Capture:
         hook: str,
         repeated: Any,
         iterator: Any = None,
+        refit: Any = None,
     ) -> None:
         """Time the custom loop over ``distributed`` (or reading ``iterator``) from its next
         batch on (see ``capture.loop``); ``repeated`` makes a repeated copy for the training
-        phase."""
+        phase; ``refit`` makes the dataset ``fit`` measures when the distributed dataset is handed
+        to ``fit`` after all (global batches)."""
         from pipedoctor.capture.loop import LoopPlan, mark, mark_iterator
         from pipedoctor.measure.protocol import Budget, MeasureError, measure_input
         from pipedoctor.measure.sampling import Sampling
@@ -315,6 +320,8 @@ class Capture:
 
         plan = LoopPlan(strategy, repeated, None, start, finish, progress, run_after=self.run_after)
         plan.dataset, plan.distributed = dataset, distributed
+        plan.refit = refit or (lambda: dataset)
+        self.timing = plan
         plan.sampling_context = sampling.during
         if iterator is not None:
             mark_iterator(iterator, plan)
@@ -336,6 +343,11 @@ class Capture:
         measured.batch_size = plan.samples or measured.batch_size
         measured.replicas = measured.devices = placement.replicas
         measured.strategy = placement.name
+        if plan.ended_in is not None:
+            measured.notes.append(
+                f"the script's loop ended while its {plan.ended_in} was timed: the figures are "
+                "those of the steps it ran; a longer loop (more steps or epochs) measures it better"
+            )
         if plan.in_graph:
             measured.extra["incomplete"] = IN_GRAPH
         elif self.run_after:
@@ -532,7 +544,11 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             runpy.run_path(str(script), run_name="__main__")
+            if capture.timing is not None:  # the loop ran out of steps while it was timed
+                capture.timing.finish_now()
         except SystemExit as exc:
+            if capture.timing is not None:
+                capture.timing.finish_now()
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             if carried_on() and not isinstance(exc.code, int | None):
                 print(exc.code, file=sys.stderr)  # as Python shows SystemExit("message")

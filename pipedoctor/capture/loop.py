@@ -68,6 +68,8 @@ class LoopPlan:
         self.samples = 0
         self.rates: dict[str, Any] = {}
         self.in_graph = False
+        self.ended_in: str | None = None
+        """The phase the script's loop ended in, when it ended before the measurement did."""
         self._meter: RateMeter | None = None
         self._deadline = 0.0
         self._sampling = ExitStack()
@@ -125,6 +127,16 @@ class LoopPlan:
         self.phase = "done"
         self._sampling.close()
         self._finish(self)
+
+    def finish_now(self) -> None:
+        """The script ended while its loop was timed (the loop ran out of steps): what was
+        measured so far is the result, and ``ended_in`` says in which phase."""
+        if self.phase not in ("ceiling", "training"):
+            return
+        if self._meter is not None:
+            self.rates[self.phase] = self._meter.rate()
+        self.ended_in = self.phase
+        self._end()
 
     def stop_in_graph(self) -> None:
         """The loop reads batches inside a compiled function: nothing to time from here. The

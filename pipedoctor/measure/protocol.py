@@ -323,7 +323,7 @@ def run_protocol(
             "back afterwards"
         )
         measured.extra["measured_in_place"] = True
-        trainee = in_place(model)
+        trainee = in_place(model, first)
     with trainee as twin:
         _time_model(model, twin, data, first, measured, placement, budget, progress, sampling)
     return measured
@@ -369,12 +369,19 @@ def _time_model(
 
 
 @contextmanager
-def in_place(model: Any) -> Iterator[Any]:
+def in_place(model: Any, batch: Any = None) -> Iterator[Any]:
     """The model itself, for a model that cannot be copied (a subclass without
     ``get_config``, a custom layer that cannot be rebuilt): its weights, its optimizer's state
-    and its ``history`` are put back when the measurement ends, however it ends. Optimizer
-    variables that the measurement created (slots of an optimizer not built before) are set
-    back to zero, the value a first build gives them."""
+    and its ``history`` are put back when the measurement ends, however it ends. A subclass not
+    built yet is built first, on ``batch``'s inputs, so that its fresh weights are what is put
+    back. Optimizer variables that the measurement created (slots of an optimizer not built
+    before) are set back to zero, the value a first build gives them."""
+    if not model.weights and batch is not None:
+        inputs = batch[0] if isinstance(batch, tuple | list) else batch
+        try:
+            model(inputs, training=False)
+        except Exception as exc:  # noqa: BLE001 - a model that cannot run its own batch
+            raise MeasureError(f"cannot build the model on a batch: {brief(exc)}") from None
     weights = model.get_weights()
     optimizer = getattr(model, "optimizer", None)
     before = {id(v): v.numpy() for v in getattr(optimizer, "variables", [])}
