@@ -1,0 +1,238 @@
+"""One small job written in the styles people write training scripts in, each checked end to end.
+
+Every script in ``tests/style_matrix/`` trains the same model on the same pipeline: 2,048
+examples of 16 features, a ``map`` whose ``tf.py_function`` sleeps 2 ms per example (a slow
+read), batches of 32. The pipeline delivers about 400 samples/s while the model can take
+thousands, so a fit on one device is input-bound by a wide margin, whatever else runs on the
+host. What changes from script to script is only how it is written: the order of the imports,
+where Keras comes from, a model subclass, ``main()`` and flag parsers, a helper package, TFRecord
+shards, ``MirroredStrategy`` with ``fit`` or a custom loop, Keras on JAX. Each gets a real
+``pipedoctor check`` in its own process, with a short budget, and each must come back measured.
+
+Two checks run at a time (their pipelines mostly sleep), never two multi-replica ones.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tensorflow")
+
+MATRIX = Path(__file__).parent / "style_matrix"
+VERDICTS = {"input-bound", "compute-bound", "balanced"}
+THROUGHPUTS = ("pipeline_samples_per_s", "ceiling_samples_per_s", "training_samples_per_s")
+SLOW_JOB_VERDICT = "input-bound"
+GLOBAL_BATCH = 32
+"""Every variant's global batch: what one training step consumes, over all replicas."""
+LANES = 2
+
+SCALE = float(os.environ.get("STYLE_MATRIX_TIMEOUT_SCALE", "1"))
+"""Multiplies every check's budget, for a host much slower than 2 free cores."""
+SINGLE_TIMEOUT = round(35 * SCALE)
+"""Seconds for a check on one device: start-up (TensorFlow's import, 7 to 15 s) and the
+three throughputs, with the graph doctor taking what is left."""
+MULTI_TIMEOUT = round(55 * SCALE)
+"""Seconds for a check on two replicas: also the ceiling on one replica and the parity run."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    style: str
+    replicas: int = 1
+    fit: bool = True
+    """Trained with ``fit`` (not a custom loop)."""
+    slow_job: bool = True
+    """The slow-pipeline job (not the same model fed in-memory arrays)."""
+    args: tuple[str, ...] = ()
+    needs: str | None = None
+
+    @property
+    def timeout(self) -> int:
+        return MULTI_TIMEOUT if self.replicas > 1 else SINGLE_TIMEOUT
+
+
+VARIANTS = {
+    "keras_first": Variant("import keras, then import tensorflow"),
+    "tf_first": Variant("import tensorflow, then import keras"),
+    "from_tensorflow_import_keras": Variant("from tensorflow import keras"),
+    "tf_keras_attribute": Variant("keras = tf.keras, tf.keras.Sequential"),
+    "model_subclass": Variant("a tf.keras.Model subclass with its own call"),
+    "imports_in_main": Variant("imports inside main(), __main__ guard"),
+    "absl_app": Variant(
+        "absl.app.run(main) with absl.flags", args=("--epochs", "2", "--batch_size", "32")
+    ),
+    "argparse_flags": Variant(
+        "argparse flags, __main__ guard", args=("--epochs", "2", "--batch-size", "32")
+    ),
+    "helper_module": Variant("pipeline and model factory in a helper package"),
+    "tfrecord_shards": Variant("TFRecord shards in a temporary folder, read with interleave"),
+    "fit_in_config_loop": Variant("fit inside a function called for each config"),
+    "fit_arrays": Variant("fit on in-memory NumPy arrays", slow_job=False),
+    "mirrored_fit": Variant("MirroredStrategy on 2 logical CPUs, fit", replicas=2),
+    "mirrored_from_function_fit": Variant(
+        "MirroredStrategy, keras first, model factory, distribute_datasets_from_function to fit",
+        replicas=2,
+    ),
+    "custom_loop_distribute": Variant(
+        "custom loop: strategy.run over experimental_distribute_dataset", replicas=2, fit=False
+    ),
+    "custom_loop_from_function": Variant(
+        "custom loop: strategy.run over distribute_datasets_from_function", replicas=2, fit=False
+    ),
+    "keras_jax_data_parallel": Variant(
+        "Keras on JAX, DataParallel over 2 host devices, tf.data input", replicas=2, needs="jax"
+    ),
+}
+SINGLE_DEVICE_FIT = [
+    name for name, v in VARIANTS.items() if v.replicas == 1 and v.fit and v.slow_job
+]
+
+
+@dataclass
+class Checked:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    left_behind: list[str]
+    """What the check left in its working directory."""
+
+    @property
+    def report(self) -> dict:
+        assert self.returncode in (0, 1), f"exit code {self.returncode}:\n{self.stderr[-3000:]}"
+        return json.loads(self.stdout)
+
+
+def run_check(name: str, folder: Path) -> Checked:
+    variant = VARIANTS[name]
+    command = [
+        sys.executable, "-m", "pipedoctor", "check", str(MATRIX / f"{name}.py"),
+        "--format", "json", "--timeout", str(variant.timeout), "-q",
+    ]  # fmt: skip
+    if variant.args:
+        command += ["--", *variant.args]
+    started = time.monotonic()
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        timeout=variant.timeout + 90,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},  # no __pycache__ in the matrix
+    )
+    return Checked(
+        done.returncode,
+        done.stdout,
+        done.stderr,
+        time.monotonic() - started,
+        sorted(p.name for p in folder.iterdir()),
+    )
+
+
+class Checks:
+    """The checks of this module, run in the background in two lanes: the multi-replica
+    checks one after another in the first lane (never two of them side by side), the
+    single-device checks wherever less is queued. Those of the selected tests start at once,
+    any other when first asked for."""
+
+    def __init__(self, folders: pytest.TempPathFactory, names: list[str]) -> None:
+        self._folders = folders
+        self._lanes = [ThreadPoolExecutor(1) for _ in range(LANES)]
+        self._queued = [0] * LANES
+        self._running: dict[str, Future[Checked]] = {}
+        for name in sorted(names, key=lambda n: -VARIANTS[n].replicas):
+            self._submit(name)
+
+    def _submit(self, name: str) -> Future[Checked]:
+        if name not in self._running:
+            variant = VARIANTS[name]
+            lane = 0 if variant.replicas > 1 else self._queued.index(min(self._queued))
+            self._queued[lane] += variant.timeout
+            folder = self._folders.mktemp(name)
+            self._running[name] = self._lanes[lane].submit(run_check, name, folder)
+        return self._running[name]
+
+    def __getitem__(self, name: str) -> Checked:
+        return self._submit(name).result()
+
+    def close(self) -> None:
+        for lane in self._lanes:
+            lane.shutdown(wait=True, cancel_futures=True)
+
+
+def available(name: str) -> bool:
+    needs = VARIANTS[name].needs
+    return needs is None or importlib.util.find_spec(needs) is not None
+
+
+@pytest.fixture(scope="module")
+def checks(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    selected = {
+        item.callspec.params["name"]
+        for item in request.session.items
+        if item.module is request.module
+        and hasattr(item, "callspec")
+        and "name" in item.callspec.params
+    }
+    if any(item.name == "test_single_device_fit_styles_agree" for item in request.session.items):
+        selected.update(SINGLE_DEVICE_FIT)
+    running = Checks(tmp_path_factory, [name for name in selected if available(name)])
+    yield running
+    running.close()
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_style_is_measured(checks: Checks, name: str) -> None:
+    variant = VARIANTS[name]
+    if not available(name):
+        pytest.skip(f"needs {variant.needs}")
+    checked = checks[name]
+    report = checked.report
+    m = report["measurements"]
+    summary = {k: m.get(k) for k in (*THROUGHPUTS, "replicas", "scaling_efficiency")}
+    parity = {k: m.get(k) for k in ("parity_max_loss_delta", "parity_max_weight_delta")}
+    print(f"{name}: {report.get('verdict')} {summary} {parity} in {checked.seconds:.1f} s")
+    context = f"{name} ({variant.style}): {summary}, notes {report.get('notes')}"
+    assert report.get("verdict") in VERDICTS, context
+    for key in THROUGHPUTS:
+        assert m.get(key) is not None and m[key] > 0, f"{key} not measured; {context}"
+    assert "Traceback" not in checked.stderr, checked.stderr[-3000:]
+    assert checked.left_behind == [], f"written into the working directory: {checked.left_behind}"
+    if variant.replicas > 1 and not variant.fit:
+        # A custom loop's step is the script's own code: there is no copy of it to run on one
+        # device, so the report says that scaling efficiency and parity were not measured.
+        assert m["replicas"] == variant.replicas, context
+        assert m.get("scaling_efficiency") is None, context
+        assert any("scaling efficiency and parity are not measured" in n
+                   for n in report.get("notes", [])), context  # fmt: skip
+    elif variant.replicas > 1:
+        assert m["replicas"] == variant.replicas, context
+        assert m.get("scaling_efficiency") is not None and m["scaling_efficiency"] > 0, context
+        for key in ("parity_max_loss_delta", "parity_max_weight_delta"):
+            assert m.get(key) is not None, f"{key} not measured; {context}"
+    else:
+        assert m["replicas"] == 1, context
+    # the job measured is the script's: a step takes the global batch, over all replicas
+    assert m.get("batch_size") == GLOBAL_BATCH, f"batch {m.get('batch_size')}; {context}"
+
+
+def test_single_device_fit_styles_agree(checks: Checks) -> None:
+    """However the script is written, the same job on one device gets the same verdict (a
+    check that gave none fails its own test above)."""
+    verdicts = {}
+    for name in SINGLE_DEVICE_FIT:
+        checked = checks[name]
+        if checked.returncode in (0, 1):
+            verdicts[name] = json.loads(checked.stdout).get("verdict")
+    assert len(verdicts) >= 2, verdicts
+    assert set(verdicts.values()) == {SLOW_JOB_VERDICT}, verdicts
