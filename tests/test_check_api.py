@@ -66,11 +66,15 @@ def test_slow_sequential_map_is_input_bound() -> None:
 
 def test_cached_pipeline_with_heavy_model_is_compute_bound() -> None:
     # Large batches: each step is long next to what the cached pipeline costs per batch.
-    report = pipedoctor.check(fast_pipeline(batch=256), heavy_model(), timeout=30)
+    report = pipedoctor.check(fast_pipeline(batch=256), heavy_model(), timeout=30, devices=8)
     m = report.measurements
     assert report.verdict == "compute-bound", m
     assert m["training_samples_per_s"] >= 0.8 * m["ceiling_samples_per_s"]
     assert all(f.rule != "PD301" for f in report.findings)
+    # 8 such devices: the input keeps up; their compute scaling was not measured (one device)
+    projection = m["decision"]["projection"]
+    assert projection["devices"] == 8 and projection["input_keeps_up_today"] is True
+    assert projection["scaling_efficiency_measured"] is None
 
 
 def test_the_users_model_is_never_changed() -> None:

@@ -62,6 +62,7 @@ def test_input_bound_script_json_gate_and_clean_directory(tmp_path: Path) -> Non
     before = sorted(p.name for p in tmp_path.iterdir())
     done = check(
         "train.py", "--format", "json", "--timeout", "45", "--fail-on", "input-bound",
+        "--devices", "8",
         "--ignore", "PD108", "--", "--epochs", "5", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr[-3000:]
@@ -78,6 +79,11 @@ def test_input_bound_script_json_gate_and_clean_directory(tmp_path: Path) -> Non
     ):
         assert key in m
     assert m["gpus"] == [] and m["gpu_note"] == "no NVIDIA GPU visible: GPU sampling skipped"
+    # the devices this pipeline feeds: the pipeline over one device's step, as reported
+    fed = m["decision"]["devices_fed_today"]
+    assert fed == round(m["pipeline_samples_per_s"] / m["ceiling_samples_per_s"], 2)
+    assert m["decision"]["projection"]["input_keeps_up_today"] is False
+    assert m["decision"]["next_step"].startswith("step 1 of 3, fix the input pipeline")
     rules = [f["rule"] for f in data["findings"]]
     assert rules[0] == "PD301" and "PD102" in rules  # the verdict leads; static findings too
     pd301 = data["findings"][0]
