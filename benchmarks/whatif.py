@@ -41,14 +41,12 @@ FILL_S = 20.0
 def with_dataset(capture: Any, script: Path, use: Callable[[Any], Any]) -> Any:
     """Run ``script`` up to its ``fit`` and return ``use(dataset)``, called right there: the
     script's own state (temporary files, open contexts) is still alive, as during a check."""
-    from pipedoctor.capture.child import CaptureDone
-
     capture.done, capture.use, capture.result = False, use, None
     argv, path = sys.argv, list(sys.path)
     sys.argv, sys.path[:0] = [str(script)], [str(script.parent)]
     try:
         runpy.run_path(str(script), run_name="__main__")
-    except CaptureDone:
+    except Stopped:
         pass
     finally:
         sys.argv, sys.path[:] = argv, path
@@ -57,12 +55,21 @@ def with_dataset(capture: Any, script: Path, use: Callable[[Any], Any]) -> Any:
     return capture.result
 
 
+class Stopped(BaseException):
+    """The script stopped at its ``fit``, in this process (a check ends its own process)."""
+
+
 def make_capture() -> Any:
     from pipedoctor.capture.child import Capture, Events
 
     class User(Capture):
-        def measure(self, dataset: Any, model: Any, capture_info: dict[str, Any]) -> None:
+        def measure(
+            self, dataset: Any, model: Any, capture_info: dict[str, Any], built_by: Any = None
+        ) -> None:
             self.result = self.use((dataset, model))
+
+        def stop(self) -> None:
+            raise Stopped
 
     capture = User(Events(os.open(os.devnull, os.O_WRONLY)), time.time() + 3600, False)
     capture.install()

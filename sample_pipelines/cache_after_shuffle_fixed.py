@@ -2,16 +2,12 @@
 cache_after_shuffle.py).
 
 Pipeline: PNG bytes and labels -> ``map(decode_and_resize)`` -> cache -> shuffle -> batch ->
-prefetch.
+prefetch. Everything, the imports included, happens inside ``main()``.
 
 Fixed (PD107 cache-after-random): the deterministic work (decode, resize, scale) is cached
 first and the ``shuffle`` comes after the ``cache()``, so the decoded images are computed once
 but every epoch still draws a fresh order (``reshuffle_each_iteration`` defaults to True).
 """
-
-import keras
-import numpy as np
-import tensorflow as tf
 
 NUM_IMAGES = 2048
 SOURCE_SIZE = 64
@@ -20,37 +16,40 @@ NUM_CLASSES = 4
 BATCH_SIZE = 64
 
 
-def synthesize_png_images(num_images, size, seed=0):
-    """Noisy blocky RGB images whose brighter quadrant is the label, PNG-encoded in memory."""
-    rng = np.random.default_rng(seed)
-    labels = rng.integers(0, NUM_CLASSES, size=num_images)
-    coarse = rng.uniform(0, 150, size=(num_images, 8, 8, 3))
-    for i, label in enumerate(labels):
-        rows, cols = divmod(int(label), 2)
-        coarse[i, rows * 4 : (rows + 1) * 4, cols * 4 : (cols + 1) * 4] += 90
-    images = np.repeat(np.repeat(coarse, size // 8, axis=1), size // 8, axis=2)
-    images += rng.normal(0, 10, size=images.shape)
-    images = np.clip(images, 0, 255).astype(np.uint8)
-    encoded = [tf.io.encode_png(image).numpy() for image in images]
-    return encoded, labels.astype(np.int32)
+def main():
+    import numpy as np
+    import tensorflow as tf  # isort: skip
+    import keras  # isort: skip
 
+    def synthesize_png_images(num_images, size, seed=0):
+        """Noisy blocky RGB images whose brighter quadrant is the label, PNG-encoded in memory."""
+        rng = np.random.default_rng(seed)
+        labels = rng.integers(0, NUM_CLASSES, size=num_images)
+        coarse = rng.uniform(0, 150, size=(num_images, 8, 8, 3))
+        for i, label in enumerate(labels):
+            rows, cols = divmod(int(label), 2)
+            coarse[i, rows * 4 : (rows + 1) * 4, cols * 4 : (cols + 1) * 4] += 90
+        images = np.repeat(np.repeat(coarse, size // 8, axis=1), size // 8, axis=2)
+        images += rng.normal(0, 10, size=images.shape)
+        images = np.clip(images, 0, 255).astype(np.uint8)
+        encoded = [tf.io.encode_png(image).numpy() for image in images]
+        return encoded, labels.astype(np.int32)
 
-def decode_and_resize(png, label):
-    image = tf.io.decode_png(png, channels=3)
-    image = tf.image.resize(image, (IMAGE_SIZE, IMAGE_SIZE))
-    return image / 255.0, label
+    def decode_and_resize(png, label):
+        image = tf.io.decode_png(png, channels=3)
+        image = tf.image.resize(image, (IMAGE_SIZE, IMAGE_SIZE))
+        return image / 255.0, label
 
+    keras.utils.set_random_seed(0)
+    pngs, labels = synthesize_png_images(NUM_IMAGES, SOURCE_SIZE)
 
-def make_dataset(pngs, labels):
-    ds = tf.data.Dataset.from_tensor_slices((pngs, labels))
-    ds = ds.map(decode_and_resize, num_parallel_calls=tf.data.AUTOTUNE)
-    ds = ds.cache()  # 2048 decoded 32x32x3 float32 images: about 25 MB
-    ds = ds.shuffle(len(pngs), seed=0)  # after the cache: a new order every epoch
-    ds = ds.batch(BATCH_SIZE)
-    return ds.prefetch(tf.data.AUTOTUNE)
+    train_ds = tf.data.Dataset.from_tensor_slices((pngs, labels))
+    train_ds = train_ds.map(decode_and_resize, num_parallel_calls=tf.data.AUTOTUNE)
+    train_ds = train_ds.cache()  # 2048 decoded 32x32x3 float32 images: about 25 MB
+    train_ds = train_ds.shuffle(len(pngs), seed=0)  # after the cache: a new order every epoch
+    train_ds = train_ds.batch(BATCH_SIZE)
+    train_ds = train_ds.prefetch(tf.data.AUTOTUNE)
 
-
-def build_model():
     model = keras.Sequential(
         [
             keras.Input(shape=(IMAGE_SIZE, IMAGE_SIZE, 3)),
@@ -65,14 +64,6 @@ def build_model():
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=["accuracy"],
     )
-    return model
-
-
-def main():
-    keras.utils.set_random_seed(0)
-    pngs, labels = synthesize_png_images(NUM_IMAGES, SOURCE_SIZE)
-    train_ds = make_dataset(pngs, labels)
-    model = build_model()
     model.fit(train_ds, epochs=3, verbose=2)
 
 

@@ -13,9 +13,10 @@ while the learning rate stays tuned for a different effective batch. Both should
 from ``strategy.num_replicas_in_sync``.
 """
 
-import keras
 import numpy as np
-import tensorflow as tf
+
+import tensorflow as tf  # isort: skip
+import keras  # isort: skip
 
 # Split the CPU into two logical devices before anything else initialises the TF runtime.
 cpus = tf.config.list_physical_devices("CPU")
@@ -37,38 +38,29 @@ def synthesize_table(num_rows, seed=0):
     return features.astype(np.float32), labels.astype(np.int32)
 
 
-def make_dataset(features, labels, batch_size):
-    ds = tf.data.Dataset.from_tensor_slices((features, labels))
-    ds = ds.shuffle(len(features), seed=0)
-    ds = ds.batch(batch_size)
-    return ds.prefetch(tf.data.AUTOTUNE)
+keras.utils.set_random_seed(0)
+devices = [device.name for device in tf.config.list_logical_devices("CPU")]
+strategy = tf.distribute.MirroredStrategy(devices=devices)
+print(f"replicas in sync: {strategy.num_replicas_in_sync}")
 
+features, labels = synthesize_table(NUM_ROWS)
+train_ds = tf.data.Dataset.from_tensor_slices((features, labels))
+train_ds = train_ds.shuffle(len(features), seed=0)
+train_ds = train_ds.batch(BATCH)
+train_ds = train_ds.prefetch(tf.data.AUTOTUNE)
 
-def main():
-    keras.utils.set_random_seed(0)
-    devices = [device.name for device in tf.config.list_logical_devices("CPU")]
-    strategy = tf.distribute.MirroredStrategy(devices=devices)
-    print(f"replicas in sync: {strategy.num_replicas_in_sync}")
-
-    features, labels = synthesize_table(NUM_ROWS)
-    train_ds = make_dataset(features, labels, BATCH)
-
-    with strategy.scope():
-        model = keras.Sequential(
-            [
-                keras.Input(shape=(NUM_FEATURES,)),
-                keras.layers.Dense(64, activation="relu"),
-                keras.layers.Dense(64, activation="relu"),
-                keras.layers.Dense(NUM_CLASSES),
-            ]
-        )
-        model.compile(
-            optimizer=keras.optimizers.Adam(learning_rate=LEARNING_RATE),
-            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-            metrics=["accuracy"],
-        )
-    model.fit(train_ds, epochs=2, verbose=2)
-
-
-if __name__ == "__main__":
-    main()
+with strategy.scope():
+    model = keras.Sequential(
+        [
+            keras.Input(shape=(NUM_FEATURES,)),
+            keras.layers.Dense(64, activation="relu"),
+            keras.layers.Dense(64, activation="relu"),
+            keras.layers.Dense(NUM_CLASSES),
+        ]
+    )
+    model.compile(
+        optimizer=keras.optimizers.Adam(learning_rate=LEARNING_RATE),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
+model.fit(train_ds, epochs=2, verbose=2)

@@ -1,7 +1,7 @@
 """Image classifier trained from a folder of PNG files, one sub-folder per class.
 
 At start-up the script writes a synthetic image set as PNG files into ``<tmp>/flowers/<class>/``,
-the layout ``keras.utils.image_dataset_from_directory`` reads (as in the Keras image
+the layout ``tf.keras.utils.image_dataset_from_directory`` reads (as in the Keras image
 classification tutorial). Training reads the folder through that factory.
 
 Pipeline: ``image_dataset_from_directory`` (lists the files, shuffles them, loads, decodes and
@@ -15,7 +15,6 @@ buffer the factory itself uses (eight batches), batched and prefetched.
 import os
 import tempfile
 
-import keras
 import numpy as np
 import tensorflow as tf
 
@@ -41,30 +40,30 @@ def write_image_folder(root, seed=0):
 
 
 def build_model():
-    model = keras.Sequential(
+    model = tf.keras.Sequential(
         [
-            keras.Input(shape=(*IMAGE_SIZE, 3)),
-            keras.layers.Rescaling(1.0 / 255),
-            keras.layers.Conv2D(16, 3, strides=2, activation="relu"),
-            keras.layers.Conv2D(32, 3, strides=2, activation="relu"),
-            keras.layers.GlobalAveragePooling2D(),
-            keras.layers.Dense(len(CLASSES)),
+            tf.keras.Input(shape=(*IMAGE_SIZE, 3)),
+            tf.keras.layers.Rescaling(1.0 / 255),
+            tf.keras.layers.Conv2D(16, 3, strides=2, activation="relu"),
+            tf.keras.layers.Conv2D(32, 3, strides=2, activation="relu"),
+            tf.keras.layers.GlobalAveragePooling2D(),
+            tf.keras.layers.Dense(len(CLASSES)),
         ]
     )
     model.compile(
         optimizer="adam",
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=["accuracy"],
     )
     return model
 
 
 def main():
-    keras.utils.set_random_seed(0)
+    tf.keras.utils.set_random_seed(0)
     with tempfile.TemporaryDirectory(prefix="image_folder_") as data_dir:
         root = os.path.join(data_dir, "flowers")
         write_image_folder(root)
-        train_ds = keras.utils.image_dataset_from_directory(
+        train_ds = tf.keras.utils.image_dataset_from_directory(
             root, image_size=IMAGE_SIZE, batch_size=None, shuffle=False
         )
         train_ds = (

@@ -5,6 +5,7 @@ Training lists the files, reads and decodes each one, and resizes it.
 
 Pipeline: ``list_files(shuffle=False)`` -> ``map(load_image)`` (read, JPEG decode, resize,
 scale) -> shuffle -> batch -> prefetch.
+``--epochs`` is an ``argparse`` option.
 
 Defect (PD106 missing-cache): every epoch reads and decodes every JPEG again. The decoded set
 (about 150 MB) is more than this job may keep in memory (run ``pipedoctor check`` with
@@ -12,19 +13,20 @@ Defect (PD106 missing-cache): every epoch reads and decodes every JPEG again. Th
 see it so), so the fix caches to a file on local disk instead of in memory.
 """
 
+import argparse
 import os
 import tempfile
 
 import keras
 import numpy as np
 import tensorflow as tf
+from keras import layers
 
 NUM_IMAGES = 3000
 SOURCE_SIZE = 128
 IMAGE_SIZE = 64
 NUM_CLASSES = 5
 BATCH_SIZE = 64
-EPOCHS = 3
 
 
 def write_jpegs(directory, seed=0):
@@ -60,10 +62,10 @@ def build_model():
     model = keras.Sequential(
         [
             keras.Input(shape=(IMAGE_SIZE, IMAGE_SIZE, 3)),
-            keras.layers.Conv2D(16, 3, strides=2, activation="relu"),
-            keras.layers.Conv2D(32, 3, strides=2, activation="relu"),
-            keras.layers.GlobalAveragePooling2D(),
-            keras.layers.Dense(NUM_CLASSES),
+            layers.Conv2D(16, 3, strides=2, activation="relu"),
+            layers.Conv2D(32, 3, strides=2, activation="relu"),
+            layers.GlobalAveragePooling2D(),
+            layers.Dense(NUM_CLASSES),
         ]
     )
     model.compile(
@@ -74,13 +76,15 @@ def build_model():
     return model
 
 
-def main():
+def main(epochs):
     keras.utils.set_random_seed(0)
     with tempfile.TemporaryDirectory(prefix="large_dataset_") as work_dir:
         write_jpegs(work_dir)
         model = build_model()
-        model.fit(make_dataset(work_dir), epochs=EPOCHS, verbose=2)
+        model.fit(make_dataset(work_dir), epochs=epochs, verbose=2)
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--epochs", type=int, default=3, help="passes over the JPEG files")
+    main(parser.parse_args().epochs)

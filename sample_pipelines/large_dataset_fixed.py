@@ -5,25 +5,27 @@ Training lists the files, reads and decodes each one, and resizes it.
 
 Pipeline: ``list_files(shuffle=False)`` -> ``map(load_image)`` (read, JPEG decode, resize,
 scale) -> shuffle -> batch -> prefetch.
+``--epochs`` is an ``argparse`` option.
 
 Fixed (PD106 missing-cache): the decoded images (about 150 MB, more than this job may keep in
 memory) are cached to files on local disk, next to the data, so only the first epoch reads and
 decodes the JPEGs.
 """
 
+import argparse
 import os
 import tempfile
 
 import keras
 import numpy as np
 import tensorflow as tf
+from keras import layers
 
 NUM_IMAGES = 3000
 SOURCE_SIZE = 128
 IMAGE_SIZE = 64
 NUM_CLASSES = 5
 BATCH_SIZE = 64
-EPOCHS = 3
 
 
 def write_jpegs(directory, seed=0):
@@ -59,10 +61,10 @@ def build_model():
     model = keras.Sequential(
         [
             keras.Input(shape=(IMAGE_SIZE, IMAGE_SIZE, 3)),
-            keras.layers.Conv2D(16, 3, strides=2, activation="relu"),
-            keras.layers.Conv2D(32, 3, strides=2, activation="relu"),
-            keras.layers.GlobalAveragePooling2D(),
-            keras.layers.Dense(NUM_CLASSES),
+            layers.Conv2D(16, 3, strides=2, activation="relu"),
+            layers.Conv2D(32, 3, strides=2, activation="relu"),
+            layers.GlobalAveragePooling2D(),
+            layers.Dense(NUM_CLASSES),
         ]
     )
     model.compile(
@@ -73,7 +75,7 @@ def build_model():
     return model
 
 
-def main():
+def main(epochs):
     keras.utils.set_random_seed(0)
     with tempfile.TemporaryDirectory(prefix="large_dataset_") as work_dir:
         image_dir, cache_dir = os.path.join(work_dir, "images"), os.path.join(work_dir, "cache")
@@ -81,8 +83,10 @@ def main():
         os.makedirs(cache_dir)
         write_jpegs(image_dir)
         model = build_model()
-        model.fit(make_dataset(image_dir, cache_dir), epochs=EPOCHS, verbose=2)
+        model.fit(make_dataset(image_dir, cache_dir), epochs=epochs, verbose=2)
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--epochs", type=int, default=3, help="passes over the JPEG files")
+    main(parser.parse_args().epochs)

@@ -12,9 +12,9 @@ automatically when the last transformation is synchronous, but that is an optimi
 code should not rely on.)
 """
 
-import keras
 import numpy as np
 import tensorflow as tf
+from tensorflow import keras
 
 NUM_IMAGES = 16_384
 IMAGE_SIZE = 32

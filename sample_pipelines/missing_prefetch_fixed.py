@@ -9,9 +9,9 @@ tf.data prepares the next batches in the background while the model trains on th
 one, with a buffer size tuned at run time.
 """
 
-import keras
 import numpy as np
 import tensorflow as tf
+from tensorflow import keras
 
 NUM_IMAGES = 16_384
 IMAGE_SIZE = 32

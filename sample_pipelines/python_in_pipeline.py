@@ -2,6 +2,7 @@
 
 Pipeline: uint8 images and labels in memory -> shuffle -> ``map(edge_features)`` (per-image
 standardisation plus a Sobel edge-magnitude channel) -> batch -> prefetch.
+``--epochs`` and ``--batch-size`` are read with ``argparse``.
 
 Defect (PD108 python-in-pipeline): the features are computed in NumPy and called through
 ``tf.numpy_function``. Every element then crosses into the Python interpreter and holds the
@@ -9,14 +10,16 @@ GIL, so ``num_parallel_calls`` cannot run the calls side by side and the map sta
 effectively single-threaded.
 """
 
-import keras
+import argparse
+
 import numpy as np
-import tensorflow as tf
+
+import tensorflow as tf  # isort: skip
+import keras  # isort: skip
 
 NUM_IMAGES = 4096
 IMAGE_SIZE = 32
 NUM_CLASSES = 4
-BATCH_SIZE = 64
 
 
 def synthesize_images(num_images, seed=0):
@@ -56,11 +59,11 @@ def edge_features(image, label):
     return features, label
 
 
-def make_dataset(images, labels):
+def make_dataset(images, labels, batch_size):
     ds = tf.data.Dataset.from_tensor_slices((images, labels))
     ds = ds.shuffle(len(images), seed=0)
     ds = ds.map(edge_features, num_parallel_calls=tf.data.AUTOTUNE)
-    ds = ds.batch(BATCH_SIZE)
+    ds = ds.batch(batch_size)
     return ds.prefetch(tf.data.AUTOTUNE)
 
 
@@ -82,13 +85,20 @@ def build_model():
     return model
 
 
-def main():
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--epochs", type=int, default=2, help="passes over the training images")
+    parser.add_argument("--batch-size", type=int, default=64, help="images per training step")
+    return parser.parse_args(argv)
+
+
+def main(args):
     keras.utils.set_random_seed(0)
     images, labels = synthesize_images(NUM_IMAGES)
-    train_ds = make_dataset(images, labels)
+    train_ds = make_dataset(images, labels, args.batch_size)
     model = build_model()
-    model.fit(train_ds, epochs=2, verbose=2)
+    model.fit(train_ds, epochs=args.epochs, verbose=2)
 
 
 if __name__ == "__main__":
-    main()
+    main(parse_args())

@@ -3,20 +3,27 @@
 Pipeline: int16 waveforms and their word labels in memory -> shuffle -> ``map(to_features)``
 (STFT, mel filter bank, log, vocabulary lookup of the label) -> batch -> prefetch.
 
+An ``absl.app`` program: ``--epochs`` and ``--batch_size`` are ``absl.flags``.
+
 Defect (PD102 sequential-map): ``map(to_features)`` has no ``num_parallel_calls``, so the
 spectrograms are computed one waveform at a time on a single core while the others sit idle.
 The label lookup goes through a ``tf.lookup.StaticHashTable``, a stateful op, so tf.data's
 automatic ``map_parallelization`` rewrite cannot step in and parallelise the map for us.
 """
 
-import keras
 import numpy as np
-import tensorflow as tf
+
+import tensorflow as tf  # isort: skip
+import keras  # isort: skip
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_integer("epochs", 2, "Passes over the training clips.")
+flags.DEFINE_integer("batch_size", 64, "Clips per training step.")
 
 SAMPLE_RATE = 16_000
 WORDS = ("yes", "no", "up", "down")
 NUM_CLIPS = 2048
-BATCH_SIZE = 64
 NUM_MEL_BINS = 40
 
 
@@ -58,7 +65,7 @@ def to_features(wave, word):
     return log_mel[..., tf.newaxis], WORD_TABLE.lookup(word)
 
 
-def make_dataset(waves, words, batch_size=BATCH_SIZE):
+def make_dataset(waves, words, batch_size):
     ds = tf.data.Dataset.from_tensor_slices((waves, words))
     ds = ds.shuffle(len(waves), seed=0)
     ds = ds.map(to_features)  # DEFECT: runs sequentially, one clip at a time
@@ -84,13 +91,15 @@ def build_model(input_shape):
     return model
 
 
-def main():
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError("Too many command-line arguments.")
     keras.utils.set_random_seed(0)
     waves, words = synthesize_clips(NUM_CLIPS)
-    train_ds = make_dataset(waves, words)
+    train_ds = make_dataset(waves, words, FLAGS.batch_size)
     model = build_model(train_ds.element_spec[0].shape[1:])
-    model.fit(train_ds, epochs=2, verbose=2)
+    model.fit(train_ds, epochs=FLAGS.epochs, verbose=2)
 
 
 if __name__ == "__main__":
-    main()
+    app.run(main)

@@ -3,19 +3,26 @@
 Pipeline: int16 waveforms and their word labels in memory -> shuffle -> ``map(to_features)``
 (STFT, mel filter bank, log, vocabulary lookup of the label) -> batch -> prefetch.
 
+An ``absl.app`` program: ``--epochs`` and ``--batch_size`` are ``absl.flags``.
+
 Fixed (PD102 sequential-map): ``map(to_features, num_parallel_calls=tf.data.AUTOTUNE)`` lets
 tf.data compute spectrograms for several clips at once on all cores, with the degree of
 parallelism tuned at run time.
 """
 
-import keras
 import numpy as np
-import tensorflow as tf
+
+import tensorflow as tf  # isort: skip
+import keras  # isort: skip
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_integer("epochs", 2, "Passes over the training clips.")
+flags.DEFINE_integer("batch_size", 64, "Clips per training step.")
 
 SAMPLE_RATE = 16_000
 WORDS = ("yes", "no", "up", "down")
 NUM_CLIPS = 2048
-BATCH_SIZE = 64
 NUM_MEL_BINS = 40
 
 
@@ -57,7 +64,7 @@ def to_features(wave, word):
     return log_mel[..., tf.newaxis], WORD_TABLE.lookup(word)
 
 
-def make_dataset(waves, words, batch_size=BATCH_SIZE):
+def make_dataset(waves, words, batch_size):
     ds = tf.data.Dataset.from_tensor_slices((waves, words))
     ds = ds.shuffle(len(waves), seed=0)
     ds = ds.map(to_features, num_parallel_calls=tf.data.AUTOTUNE)
@@ -83,13 +90,15 @@ def build_model(input_shape):
     return model
 
 
-def main():
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError("Too many command-line arguments.")
     keras.utils.set_random_seed(0)
     waves, words = synthesize_clips(NUM_CLIPS)
-    train_ds = make_dataset(waves, words)
+    train_ds = make_dataset(waves, words, FLAGS.batch_size)
     model = build_model(train_ds.element_spec[0].shape[1:])
-    model.fit(train_ds, epochs=2, verbose=2)
+    model.fit(train_ds, epochs=FLAGS.epochs, verbose=2)
 
 
 if __name__ == "__main__":
-    main()
+    app.run(main)

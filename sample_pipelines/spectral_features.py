@@ -13,9 +13,7 @@ rule that reads op names can see it; the cost shows only when the stages are tim
 the features first, caches them, then shuffles and repeats.
 """
 
-import keras
 import numpy as np
-from helpers.spectra import make_dataset
 
 NUM_SIGNALS = 4096
 SIGNAL_LENGTH = 2048
@@ -35,10 +33,18 @@ def synthetic_signals(count, seed=0):
     return signals.astype(np.float32), labels.astype(np.int32)
 
 
-def build_model(input_shape):
+def main():
+    # TensorFlow and Keras load only once training starts; the helper brings TensorFlow in first.
+    from helpers.spectra import make_dataset  # isort: skip
+    import keras  # isort: skip
+
+    keras.utils.set_random_seed(0)
+    signals, labels = synthetic_signals(NUM_SIGNALS)
+    train_ds = make_dataset(signals, labels, BATCH_SIZE)
+    features, _ = train_ds.element_spec
     model = keras.Sequential(
         [
-            keras.Input(shape=input_shape),
+            keras.Input(shape=features.shape[1:]),
             keras.layers.Conv1D(32, 5, activation="relu"),
             keras.layers.GlobalAveragePooling1D(),
             keras.layers.Dense(NUM_CLASSES),
@@ -49,15 +55,6 @@ def build_model(input_shape):
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=["accuracy"],
     )
-    return model
-
-
-def main():
-    keras.utils.set_random_seed(0)
-    signals, labels = synthetic_signals(NUM_SIGNALS)
-    train_ds = make_dataset(signals, labels, BATCH_SIZE)
-    features, _ = train_ds.element_spec
-    model = build_model(features.shape[1:])
     model.fit(train_ds, epochs=EPOCHS, steps_per_epoch=STEPS_PER_EPOCH, verbose=2)
 
 

@@ -18,9 +18,9 @@ order and keeps the record shuffle after the cache.
 import os
 import tempfile
 
-import keras
 import numpy as np
 import tensorflow as tf
+from tensorflow import keras
 
 NUM_SHARDS = 8
 IMAGES_PER_SHARD = 320
@@ -89,16 +89,14 @@ def input_fn(file_pattern, batch_size=BATCH_SIZE):
     return ds.prefetch(tf.data.AUTOTUNE)
 
 
-def build_model():
-    model = keras.Sequential(
-        [
-            keras.Input(shape=(IMAGE_SIZE, IMAGE_SIZE, 3)),
-            keras.layers.Conv2D(16, 3, strides=2, activation="relu"),
-            keras.layers.Conv2D(32, 3, strides=2, activation="relu"),
-            keras.layers.GlobalAveragePooling2D(),
-            keras.layers.Dense(NUM_CLASSES),
-        ]
-    )
+def build_model(num_classes=NUM_CLASSES):
+    """A small convolutional classifier, built with the functional API."""
+    inputs = keras.Input(shape=(IMAGE_SIZE, IMAGE_SIZE, 3))
+    x = keras.layers.Conv2D(16, 3, strides=2, activation="relu")(inputs)
+    x = keras.layers.Conv2D(32, 3, strides=2, activation="relu")(x)
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    outputs = keras.layers.Dense(num_classes)(x)
+    model = keras.Model(inputs, outputs)
     model.compile(
         optimizer="adam",
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),

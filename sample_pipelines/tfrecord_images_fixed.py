@@ -16,9 +16,9 @@ decodes; the record shuffle after the cache still mixes every epoch differently.
 import os
 import tempfile
 
-import keras
 import numpy as np
 import tensorflow as tf
+from tensorflow import keras
 
 NUM_SHARDS = 8
 IMAGES_PER_SHARD = 320
@@ -87,16 +87,14 @@ def input_fn(file_pattern, batch_size=BATCH_SIZE):
     return ds.prefetch(tf.data.AUTOTUNE)
 
 
-def build_model():
-    model = keras.Sequential(
-        [
-            keras.Input(shape=(IMAGE_SIZE, IMAGE_SIZE, 3)),
-            keras.layers.Conv2D(16, 3, strides=2, activation="relu"),
-            keras.layers.Conv2D(32, 3, strides=2, activation="relu"),
-            keras.layers.GlobalAveragePooling2D(),
-            keras.layers.Dense(NUM_CLASSES),
-        ]
-    )
+def build_model(num_classes=NUM_CLASSES):
+    """A small convolutional classifier, built with the functional API."""
+    inputs = keras.Input(shape=(IMAGE_SIZE, IMAGE_SIZE, 3))
+    x = keras.layers.Conv2D(16, 3, strides=2, activation="relu")(inputs)
+    x = keras.layers.Conv2D(32, 3, strides=2, activation="relu")(x)
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    outputs = keras.layers.Dense(num_classes)(x)
+    model = keras.Model(inputs, outputs)
     model.compile(
         optimizer="adam",
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),

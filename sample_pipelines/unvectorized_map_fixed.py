@@ -8,7 +8,6 @@ batch of 256, in parallel; the same broadcasting maths now pays the per-call ove
 batch instead of once per row.
 """
 
-import keras
 import numpy as np
 import tensorflow as tf
 
@@ -47,24 +46,24 @@ train_ds = train_ds.prefetch(tf.data.AUTOTUNE)
 
 
 def build_model():
-    model = keras.Sequential(
+    model = tf.keras.Sequential(
         [
-            keras.Input(shape=(NUM_FEATURES,)),
-            keras.layers.Dense(64, activation="relu"),
-            keras.layers.Dense(64, activation="relu"),
-            keras.layers.Dense(NUM_CLASSES),
+            tf.keras.Input(shape=(NUM_FEATURES,)),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(NUM_CLASSES),
         ]
     )
     model.compile(
         optimizer="adam",
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=["accuracy"],
     )
     return model
 
 
 def main():
-    keras.utils.set_random_seed(0)
+    tf.keras.utils.set_random_seed(0)
     model = build_model()
     model.fit(train_ds, epochs=2, verbose=2)
 

@@ -110,6 +110,11 @@ class Capture:
         self.key_sites: dict[tuple[int, str], Any] = {}
         """Where each ``LayoutMap`` key was written, by the map's id and the key."""
 
+    def stop(self) -> NoReturn:
+        """End the script now (``stop_script``). A harness that runs scripts in its own
+        process, such as the what-if benchmark, ends them its own way instead."""
+        stop_script()
+
     def install(self) -> None:
         """Hook Keras and TensorFlow once the script has imported them: never before, so the
         script still picks its Keras backend and device count itself."""
@@ -141,7 +146,7 @@ class Capture:
                 capture.where = sites.user_site()
                 capture.on_fit(model, x, y, batch_size, kw)
                 if not capture.run_after:
-                    stop_script()
+                    capture.stop()
             return original_fit(model, x, y, batch_size, *args, **kw)
 
         fit.__wrapped__ = original_fit  # type: ignore[attr-defined]
@@ -273,7 +278,7 @@ class Capture:
                 "the script trains in a custom loop on data that is not a tf.data dataset read "
                 "in Python (for example NumPy batches): the check can time only tf.data input",
             )
-            stop_script()
+            self.stop()
         self.time_loop(
             tf.distribute.get_strategy(), dataset, None, "a custom loop's first optimizer step",
             lambda: dataset.repeat(), iterator=iterator,
@@ -313,7 +318,7 @@ class Capture:
                 state["measured"], _, _ = measure_input(dataset, plan.budget, progress)
             except MeasureError as exc:
                 raise_error(capture.events, str(exc))
-                stop_script()
+                self.stop()
 
         def finish(plan: LoopPlan) -> None:
             capture.finish_loop(plan, state, sampling, dataset, hook)
@@ -368,7 +373,7 @@ class Capture:
         )  # fmt: skip
         self.send_result(job, {"hook": hook, "given": "a custom training loop"})
         if not self.run_after:
-            stop_script()
+            self.stop()
 
     def on_fit(self, model: Any, x: Any, y: Any, batch_size: Any, kw: dict[str, Any]) -> None:
         import tensorflow as tf
@@ -382,11 +387,11 @@ class Capture:
                 dataset, built_by = keras_input(x, y, batch_size, kw)
             except MeasureError as exc:
                 raise_error(self.events, str(exc))
-                stop_script()
+                self.stop()
             given = f"{built_by} (measured as the tf.data pipeline Keras builds for it)"
         else:
             raise_error(self.events, "`fit` was called without training data")
-            stop_script()
+            self.stop()
         self.validation = (kw.get("validation_data"), kw.get("validation_batch_size") or batch_size)
         self.fit = {  # how long the whole run is, for the decisions
             "epochs": max(1, int(kw.get("epochs", 1)) - int(kw.get("initial_epoch", 0))),
@@ -421,7 +426,7 @@ class Capture:
             raise_error(self.events, str(exc))
             if self.run_after:  # the check failed, the training the user asked for goes on
                 return
-            stop_script()
+            self.stop()
         self.send_result(job, capture_info)
 
     def send_result(self, job: Any, capture_info: dict[str, Any]) -> None:
