@@ -122,8 +122,9 @@ def run_length(measurements: Mapping[str, Any]) -> dict[str, Any]:
     if not steps:
         return {
             "known": False,
-            "why": "the dataset repeats forever and `fit` has no `steps_per_epoch`: the run "
-            "ends when the script stops it, which the check cannot see",
+            "why": "the dataset's length is not known (it repeats forever, or tf.data cannot "
+            "tell) and `fit` has no `steps_per_epoch`: the run ends when the data or the script "
+            "stops it, which the check cannot see",
         }
     if not batch or training is None:
         return {}

@@ -123,5 +123,6 @@ def test_what_fit_takes_besides_a_dataset_is_measured_as_keras_feeds_it(
     built_by = {"multi": "in-memory arrays", "generator": "a Python generator"}[kind]
     assert m["input_built_by_keras"] == built_by
     assert any(n.startswith(f"`fit` was given {built_by}: Keras builds") for n in data["notes"])
+    assert m["decision"]["run"]["known"] is True  # steps per epoch from Keras's own adapter
     # Keras's pipeline is no line of the script: no pipeline finding points at the fit call
     assert not [f for f in data["findings"] if f["rule"].startswith("PD1")]

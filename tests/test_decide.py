@@ -78,7 +78,7 @@ def test_a_run_without_an_end_says_so_instead_of_guessing() -> None:
     assert run["known"] is False and "steps_per_epoch" in run["why"]
     report = build_report(endless, [], ALL_RULES)
     assert "PD320" not in {f.rule for f in report.findings}
-    assert "Whole run: length unknown: the dataset repeats forever" in render_text(report)
+    assert "Whole run: length unknown: the dataset's length is not known" in render_text(report)
 
 
 def test_durations_read_at_a_glance() -> None:

@@ -379,12 +379,12 @@ class Capture:
         import tensorflow as tf
 
         if isinstance(x, tf.data.Dataset):
-            dataset, given, built_by = x, "a tf.data.Dataset", None
+            dataset, given, built_by, steps = x, "a tf.data.Dataset", None, None
         elif x is not None:
             from pipedoctor.measure.protocol import MeasureError
 
             try:
-                dataset, built_by = keras_input(x, y, batch_size, kw)
+                dataset, built_by, steps = keras_input(x, y, batch_size, kw)
             except MeasureError as exc:
                 raise_error(self.events, str(exc))
                 self.stop()
@@ -395,7 +395,7 @@ class Capture:
         self.validation = (kw.get("validation_data"), kw.get("validation_batch_size") or batch_size)
         self.fit = {  # how long the whole run is, for the decisions
             "epochs": max(1, int(kw.get("epochs", 1)) - int(kw.get("initial_epoch", 0))),
-            "steps_per_epoch": kw.get("steps_per_epoch"),
+            "steps_per_epoch": kw.get("steps_per_epoch") or steps,
         }
         self.measure(dataset, model, {"hook": "fit", "given": given}, built_by)
 
@@ -463,7 +463,7 @@ class Capture:
         }
 
 
-def keras_input(x: Any, y: Any, batch_size: Any, kw: dict[str, Any]) -> tuple[Any, str]:
+def keras_input(x: Any, y: Any, batch_size: Any, kw: dict[str, Any]) -> tuple[Any, str, int | None]:
     """The tf.data pipeline Keras itself builds for what ``fit`` was given that is not a
     dataset (arrays, a list of arrays for a multi-input model, a generator, a ``PyDataset``),
     through Keras's own data adapters, and what that input was."""
@@ -488,7 +488,9 @@ def keras_input(x: Any, y: Any, batch_size: Any, kw: dict[str, Any]) -> tuple[An
         "GeneratorDataAdapter": "a Python generator",
         "PyDatasetAdapter": f"a keras.utils.PyDataset ({type(x).__name__})",
     }
-    return dataset, kinds.get(type(adapter).__name__, type(x).__name__)
+    steps = getattr(adapter, "num_batches", None)
+    built_by = kinds.get(type(adapter).__name__, type(x).__name__)
+    return dataset, built_by, steps if isinstance(steps, int) and steps > 0 else None
 
 
 def selection_from_json(text: str) -> Any:
