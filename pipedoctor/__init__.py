@@ -6,18 +6,22 @@ The public API is small on purpose: :func:`lint` reads code without running it; 
 
 from __future__ import annotations
 
+import errno
+import os
+from collections.abc import Iterable
 from pathlib import Path
 
 # The submodule first: a later first import of ``pipedoctor.lint`` (the CLI does one) would
 # otherwise replace the ``lint`` function below with the module of the same name.
 import pipedoctor.lint  # noqa: F401  # isort: skip
 from pipedoctor.checker import CheckError, check
+from pipedoctor.lint import SOURCE_SUFFIXES
 from pipedoctor.report import Finding, Report, Severity
 
 __version__ = "0.1.0"
 __all__ = [
-    "CheckError", "Finding", "Report", "Severity", "__version__", "check", "lint", "optimize",
-    "read_profile", "watch",
+    "CheckError", "Finding", "Report", "Severity", "__version__", "check", "lint", "lint_source",
+    "optimize", "read_profile", "watch",
 ]  # fmt: skip
 
 
@@ -62,25 +66,88 @@ def read_profile(
 
 
 def lint(
-    path_or_source: str | Path,
+    path_or_paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None = None,
     *,
+    source: str | None = None,
     select: list[str] | None = None,
     ignore: list[str] | None = None,
 ) -> Report:
-    """Lint a file, a folder, or a string of source code, and return the :class:`Report`.
+    """Lint files and folders, or source code, and return the :class:`Report`.
 
-    A :class:`~pathlib.Path`, or a string naming an existing file or folder, is read from disk
-    (with the nearest ``[tool.pipedoctor]`` configuration); any other string is linted as code.
+    ``lint("train.py")``, ``lint(Path("src"))``, ``lint(["a.py", "nb.ipynb"])`` read from
+    disk, with the nearest ``[tool.pipedoctor]`` configuration; ``lint(source=code)`` (or
+    :func:`lint_source`) lints a string of code. A path that does not exist raises
+    ``FileNotFoundError``; one that is neither a file nor a folder, ``ValueError``.
+
+    For backward compatibility a string that is not a path is still linted as code (a
+    string with a line break, or one naming no file or folder), but a one-line string that
+    ends in ``.py`` or ``.ipynb`` is taken as a mistyped path and raises
+    ``FileNotFoundError`` rather than being linted as the code ``train.py``.
     """
-    from pipedoctor.config import load_config
-    from pipedoctor.lint import lint_paths, lint_source
+    if source is not None:
+        if path_or_paths is not None:
+            raise TypeError("lint() takes paths or source=, not both")
+        return lint_source(source, select=select, ignore=ignore)
+    if path_or_paths is None:
+        raise TypeError("lint() needs a path, a list of paths, or source=...")
+    if isinstance(path_or_paths, str) and not _names_a_path(path_or_paths):
+        return lint_source(path_or_paths, select=select, ignore=ignore)
+    if isinstance(path_or_paths, (str, os.PathLike)):
+        paths = [Path(path_or_paths)]
+    else:
+        paths = [Path(p) for p in path_or_paths]
+    return _lint_paths(paths, select=select, ignore=ignore)
 
-    candidate = Path(path_or_source)
-    is_path = isinstance(path_or_source, Path) or (
-        "\n" not in path_or_source and len(path_or_source) < 4096 and candidate.exists()
-    )
-    start = candidate if is_path else Path.cwd()
-    config = load_config(start if start.is_dir() else start.parent, select=select, ignore=ignore)
-    if is_path:
-        return lint_paths([candidate], config)
-    return lint_source(str(path_or_source), config)
+
+def lint_source(
+    text: str,
+    *,
+    path: str = "<string>",
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+) -> Report:
+    """Lint a string of Python source (``path``: the name findings carry), with the
+    configuration found from the current folder."""
+    from pipedoctor.config import load_config
+    from pipedoctor.lint import lint_source as run
+
+    if not isinstance(text, str):
+        raise TypeError(f"lint_source() needs a str of code, not {type(text).__name__}")
+    config = load_config(Path.cwd(), select=select, ignore=ignore)
+    return run(text, config, path)
+
+
+def _names_a_path(text: str) -> bool:
+    """Whether a string given to :func:`lint` is a path: it names a file or folder, or it is
+    one line ending in ``.py`` or ``.ipynb`` (a mistyped path, then)."""
+    if "\n" in text or "\r" in text or "\0" in text or len(text) >= 4096:
+        return False
+    if text.strip().endswith(SOURCE_SUFFIXES):
+        return True
+    try:
+        return Path(text).exists()
+    except (OSError, ValueError):
+        return False
+
+
+def _lint_paths(paths: list[Path], *, select: list[str] | None, ignore: list[str] | None) -> Report:
+    from pipedoctor.config import load_config
+    from pipedoctor.lint import lint_paths
+
+    if not paths:
+        raise ValueError("lint() needs at least one path")
+    for path in paths:
+        try:
+            found = os.path.lexists(path)
+        except (OSError, ValueError):
+            found = False
+        if not found:
+            hint = " (to lint a string of code, use lint(source=...))" if len(paths) == 1 else ""
+            raise FileNotFoundError(errno.ENOENT, f"no such file or folder{hint}", str(path))
+    start = paths[0]
+    try:
+        folder = start if start.is_dir() else start.parent
+    except OSError:
+        folder = Path.cwd()
+    config = load_config(folder, select=select, ignore=ignore)
+    return lint_paths(paths, config)  # a ``UsageError`` (a ``ValueError``) for a pipe, ...

@@ -1,7 +1,8 @@
 """Command line: parse arguments, call the API, pick a renderer, choose the exit code.
 
 Exit codes (ruff's): 0 nothing at or above the failing severity, 1 findings that fail the gate,
-2 the tool could not do what was asked (bad path, option or configuration).
+2 the tool could not do what was asked (bad path, option or configuration, a report it could not
+write, an internal error): one line on stderr, the traceback only with ``--verbose``.
 """
 
 from __future__ import annotations
@@ -11,13 +12,15 @@ import math
 import os
 import sys
 import textwrap
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipedoctor import __version__
-from pipedoctor.config import ConfigError, load_config
+from pipedoctor.config import Config, ConfigError, load_config
 from pipedoctor.diagnosis import VERDICTS
+from pipedoctor.fix.edits import FixError
 from pipedoctor.lint import UsageError, lint_paths
 from pipedoctor.progress import Progress
 from pipedoctor.render import FORMATS, render
@@ -35,6 +38,19 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see --help)\n")
+
+
+class OutputError(OSError):
+    """The report could not be written (an unwritable ``-o`` file, a full disk): exit 2."""
+
+
+def add_verbose(parser: argparse.ArgumentParser, default: object = argparse.SUPPRESS) -> None:
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        default=default,
+        help="on an internal error, print its traceback",
+    )
 
 
 def demo_script() -> Path:
@@ -92,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
         "first.",
     )
     parser.add_argument("--version", action="version", version=f"pipedoctor {__version__}")
+    add_verbose(parser, default=False)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
 
     lint = commands.add_parser(
@@ -115,6 +132,14 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument(
         "--exit-zero", action="store_true", help="exit 0 even when findings fail the gate"
     )
+    lint.add_argument("--fix", action="store_true", help="apply the safe fixes to the files")
+    lint.add_argument(
+        "--unsafe-fixes", action="store_true", help="with --fix or --diff: the unsafe fixes too"
+    )
+    lint.add_argument(
+        "--diff", action="store_true", help="print the fixes as a unified diff; write nothing"
+    )
+    add_verbose(lint)
 
     check = commands.add_parser(
         "check",
@@ -184,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
         "paths", nargs="+", type=Path, metavar="PATH", help="a log_dir, or record files"
     )
     add_report_options(report, None)
+    add_verbose(report)
 
     compare = commands.add_parser(
         "compare",
@@ -245,7 +271,7 @@ def run_lint(args: argparse.Namespace) -> int:
         paths.append(demo_script())
     if not paths:
         paths = [Path(".")]
-    start = paths[0] if paths[0].exists() else Path.cwd()
+    start = paths[0] if exists(paths[0]) else Path.cwd()
     config = load_config(
         start if start.is_dir() else start.parent,
         explicit=args.config,
@@ -255,26 +281,104 @@ def run_lint(args: argparse.Namespace) -> int:
         fail_on=args.fail_on,
     )
     report = lint_paths(paths, config)
-    stream = sys.stdout
-    output = render(
-        report, args.format, color=args.format == "text" and use_color(args.color, stream)
-    )
-    if args.output_file:
-        args.output_file.write_text(output, encoding="utf-8")
-    else:
-        stream.write(output)
+    if args.fix or args.diff:
+        return fix_and_report(report, paths, config, args)
+    write_report(report, args)
     if report.failed(config.fail_on) and not args.exit_zero:
         return EXIT_FAILED
     return EXIT_OK
+
+
+def fix_and_report(
+    report: Report, paths: list[Path], config: Config, args: argparse.Namespace
+) -> int:
+    """``--diff``: the fixes as a unified diff on stdout, nothing written (exit 1 when there is
+    one, as ruff). ``--fix``: the fixes written, then the findings that remain reported. A file
+    that cannot be fixed is one line naming it, exit 2, and the file left as it was."""
+    from pipedoctor.fix.run import fix_report, summary
+    from pipedoctor.lint import lint_text
+
+    def relint(text: str, shown: str) -> list:
+        return lint_text(text, shown, config.selection, ("static",)).findings
+
+    try:
+        run = fix_report(report, relint, unsafe=args.unsafe_fixes, write=not args.diff)
+    except FixError as exc:  # libcst missing
+        raise UsageError(str(exc)) from None
+    for shown, why in run.failed:
+        sys.stderr.write(f"pipedoctor: error: {shown}: {why}\n")
+    if args.diff:
+        write_stdout(run.diff)
+        sys.stderr.write(summary(run, wrote=False) + "\n")
+        return EXIT_ERROR if run.failed else (EXIT_FAILED if run.edits else EXIT_OK)
+    remaining = lint_paths(paths, config) if run.edits else report
+    write_report(remaining, args)
+    sys.stderr.write(summary(run, wrote=True) + "\n")
+    if run.failed:
+        return EXIT_ERROR
+    if remaining.failed(config.fail_on) and not args.exit_zero:
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):  # a name too long, a NUL byte: lint_paths says so
+        return False
 
 
 def write_report(report: Report, args: argparse.Namespace) -> None:
     color = args.format == "text" and use_color(args.color, sys.stdout)
     output = render(report, args.format, color=color)
     if args.output_file:
-        args.output_file.write_text(output, encoding="utf-8")
+        write_file(args.output_file, output)
     else:
-        sys.stdout.write(output)
+        write_stdout(output)
+
+
+def write_file(path: Path, output: str) -> None:
+    """The report to ``-o FILE``; a file name that is not UTF-8 is written as its own bytes."""
+    try:
+        path.write_text(output, encoding="utf-8", errors="surrogateescape")
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise OutputError(f"cannot write the report to {path}: {why}") from None
+
+
+def write_stdout(output: str) -> None:
+    """The report to stdout, flushed here so a full disk (``> /dev/full``) is an error now,
+    not a traceback at exit. Text the stream cannot encode (a file name that is not UTF-8, a
+    bar on an ASCII terminal) is written as bytes, escaped where it has none."""
+    stream = sys.stdout
+    try:
+        try:
+            stream.write(output)
+        except UnicodeEncodeError:
+            encoding = getattr(stream, "encoding", None) or "utf-8"
+            try:
+                data = output.encode(encoding, "surrogateescape")
+            except UnicodeEncodeError:
+                data = output.encode(encoding, "backslashreplace")
+            stream.flush()
+            stream.buffer.write(data)
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        silence_stdout()
+        why = exc.strerror or str(exc)
+        raise OutputError(f"cannot write the report to stdout: {why}") from None
+
+
+def silence_stdout() -> None:
+    """Point stdout at the null device, so what is still buffered cannot fail again at exit."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's capture)
+        pass
 
 
 def gate_failed(report: Report, fail_on: list[str], min_ratio: float | None) -> str | None:
@@ -393,7 +497,7 @@ def run_report(args: argparse.Namespace) -> int:
     from pipedoctor.checker import build_report
     from pipedoctor.monitor.records import read_job
 
-    missing = [p for p in args.paths if not p.exists()]
+    missing = [p for p in args.paths if not exists(p)]
     if missing:
         raise UsageError(f"no such file or folder: {missing[0]}")
     try:
@@ -549,14 +653,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     try:
         return handlers[args.command](args)
-    except (UsageError, ConfigError, RuleFileError) as exc:
+    except (UsageError, ConfigError, RuleFileError, OutputError) as exc:
         sys.stderr.write(f"pipedoctor: error: {exc}\n")
         return EXIT_ERROR
     except KeyboardInterrupt:
         sys.stderr.write("pipedoctor: interrupted\n")
         return EXIT_ERROR
     except BrokenPipeError:
+        silence_stdout()
         return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - the last resort: one line, exit 2
+        if getattr(args, "verbose", False):
+            traceback.print_exc()
+        message = " ".join(str(exc).split())
+        sys.stderr.write(
+            f"pipedoctor: error: internal error: {type(exc).__name__}: {message} "
+            "(run with --verbose for the traceback)\n"
+        )
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,6 +7,8 @@ and one ``[tool.pipedoctor.params.PDxxx]`` table per rule whose thresholds you c
 from __future__ import annotations
 
 import fnmatch
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,11 +34,13 @@ class Config:
 
     def ignored_for(self, path: str) -> tuple[str, ...]:
         """Rule prefixes ignored for ``path`` by ``per-file-ignores``."""
+        if not self.per_file_ignores:
+            return ()
         candidates = {path, Path(path).name}
         if self.root is not None:
             try:
                 candidates.add(Path(path).resolve().relative_to(self.root).as_posix())
-            except ValueError:
+            except (ValueError, OSError, RuntimeError):  # elsewhere, or a link loop
                 pass
         ignored: list[str] = []
         for pattern, codes in self.per_file_ignores.items():
@@ -53,17 +57,38 @@ class Config:
 
 def find_pyproject(start: Path) -> Path | None:
     """The nearest ``pyproject.toml`` with a ``[tool.pipedoctor]`` table, from ``start`` up."""
-    start = start.resolve()
-    for directory in [start, *start.parents] if start.is_dir() else start.parents:
+    try:
+        start = start.resolve()
+        directories = [start, *start.parents] if start.is_dir() else list(start.parents)
+    except (OSError, RuntimeError):  # a link loop, a name too long: look from here
+        start = Path.cwd()
+        directories = [start, *start.parents]
+    for directory in directories:
         candidate = directory / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
-                raise ConfigError(f"{candidate}: {exc}") from None
-            if "pipedoctor" in data.get("tool", {}):
+        try:
+            found = candidate.is_file()
+        except OSError:
+            found = False
+        if found:
+            data = read_toml(candidate)
+            tool = data.get("tool")
+            if isinstance(tool, dict) and "pipedoctor" in tool:
                 return candidate
     return None
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's tables; anything that stops it being read is a :class:`ConfigError`."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a pipe would block the read
+            raise ConfigError(f"{path}: not a regular file")
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"{path}: {exc}") from None
 
 
 def _codes(value: Any, where: str) -> tuple[str, ...]:
@@ -95,8 +120,12 @@ def _params(value: Any, where: str) -> dict[str, dict[str, Any]]:
                 known = ", ".join(rule.params) or "none"
                 raise ConfigError(f"{where}.{rule_id}: unknown parameter {name!r} (known: {known})")
             default = rule.params[name]
-            if isinstance(default, (int, float)) and not isinstance(setting, (int, float)):
+            number = isinstance(setting, (int, float)) and not isinstance(setting, bool)
+            if isinstance(default, (int, float)) and not isinstance(default, bool) and not number:
                 raise ConfigError(f"{where}.{rule_id}.{name} must be a number")
+            if type(default) in (bool, str, list) and not isinstance(setting, type(default)):
+                kind = {bool: "true or false", str: "a string", list: "a list"}[type(default)]
+                raise ConfigError(f"{where}.{rule_id}.{name} must be {kind}")
         params[rule.id] = dict(overrides)
     return params
 
@@ -114,13 +143,14 @@ def load_config(
     source = explicit or find_pyproject(start)
     table: dict[str, Any] = {}
     if source is not None:
-        try:
-            data = tomllib.loads(source.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"{source}: no such file") from None
-        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{source}: {exc}") from None
-        table = data.get("tool", {}).get("pipedoctor", {}) if "tool" in data else data
+        data = read_toml(source)
+        if "tool" in data:
+            tool = data["tool"]
+            if not isinstance(tool, dict):
+                raise ConfigError(f"{source}: [tool] must be a table")
+            table = tool.get("pipedoctor", {})
+        else:
+            table = data
         if not isinstance(table, dict):
             raise ConfigError(f"{source}: [tool.pipedoctor] must be a table")
     where = f"{source.name if source else 'config'} [tool.pipedoctor]"
@@ -141,8 +171,11 @@ def load_config(
     exclude = table.get("exclude", [])
     if not isinstance(exclude, list) or not all(isinstance(e, str) for e in exclude):
         raise ConfigError(f"{where} exclude must be a list of glob patterns")
+    level = fail_on or table.get("fail-on", "warning")
+    if not isinstance(level, str):
+        raise ConfigError(f"{where} fail-on must be a string: error, warning or info")
     try:
-        threshold = Severity.parse(fail_on or table.get("fail-on", "warning"))
+        threshold = Severity.parse(level)
     except ValueError as exc:
         raise ConfigError(f"fail-on: {exc}") from None
     return Config(

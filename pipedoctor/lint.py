@@ -3,15 +3,22 @@ static rules.
 
 Files are independent, so they are spread over the machine's cores; each file is read, decoded,
 parsed and analysed in one worker, and only its findings travel back.
+
+Nothing passes unread: a file the gate could not read (not a regular file, a broken link, no
+permission), could not compile, or could not analyse to its end is a ``PD000`` finding with
+the reason, never a silent skip.
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
+import errno
 import io
 import multiprocessing
 import os
 import re
+import stat
 import sys
 import threading
 import tokenize
@@ -27,8 +34,8 @@ from pipedoctor.config import Config
 from pipedoctor.pipeline import Location
 from pipedoctor.report import Finding, Report
 from pipedoctor.rules import Hit, Selection, load_catalog, make_finding, run_rules
-from pipedoctor.static import analyze_module, worth_analysing
-from pipedoctor.static.notebook import NotebookError, NotebookSource, read_notebook
+from pipedoctor.static import analyze, worth_analysing
+from pipedoctor.static.notebook import NotebookError, NotebookSource, read_notebook, source_lines
 from pipedoctor.suppression import unsuppressed
 
 SKIPPED_DIRS = frozenset(
@@ -69,34 +76,91 @@ class FileResult:
     note: str | None = None
 
 
-def discover(paths: Iterable[Path], config: Config) -> Iterator[Path]:
+def discover(paths: Iterable[Path], config: Config) -> Iterator[Path | Unread]:
     """Python files and notebooks under ``paths``: files as given, folders walked without the
-    usual clutter."""
+    usual clutter. What a walk finds but cannot read (a folder without permission) comes as
+    :class:`Unread`; a path given that is neither a file nor a folder is a usage error."""
     for path in paths:
-        if not path.exists():
-            raise UsageError(f"no such file or directory: {path}")
-        if path.is_file():
+        kind = given_kind(path)
+        if kind == "file":
             yield path
             continue
-        for directory, subdirs, names in os.walk(path):
+        problems: list[OSError] = []
+        for directory, subdirs, names in os.walk(path, onerror=problems.append):
+            for problem in problems:
+                yield Unread(Path(problem.filename or directory), reason(problem, "folder"))
+            problems.clear()
             here = Path(directory)
             subdirs[:] = sorted(
                 d
                 for d in subdirs
                 if d not in SKIPPED_DIRS
                 and not d.endswith(".egg-info")
-                and not (here / d / "pyvenv.cfg").exists()
+                and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
                 and not config.excluded(here / d)
             )
             for name in sorted(names):
                 if name.endswith(SOURCE_SUFFIXES) and not config.excluded(here / name):
                     yield here / name
+        for problem in problems:  # the folder itself
+            yield Unread(Path(problem.filename or path), reason(problem, "folder"))
 
 
-def display_path(path: Path) -> str:
+@dataclass(frozen=True)
+class Unread:
+    """A path the gate found and could not read, and why."""
+
+    path: Path
+    why: str
+
+
+def given_kind(path: Path) -> str:
+    """``file`` or ``folder`` for a path named on the command line (links followed); anything
+    else is a :class:`UsageError` naming what it is."""
     try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
+        info = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            if os.path.lexists(path):
+                raise UsageError(f"broken symbolic link: {path}") from None
+            raise UsageError(f"no such file or directory: {path}") from None
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a NUL byte in the name
+        raise UsageError(f"not a valid path: {str(path)!r} ({exc})") from None
+    if stat.S_ISDIR(info.st_mode):
+        return "folder"
+    if stat.S_ISREG(info.st_mode):
+        return "file"
+    raise UsageError(f"not a regular file or a folder ({file_type(info.st_mode)}): {path}")
+
+
+def file_type(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a pipe"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def reason(exc: OSError, what: str = "file") -> str:
+    """Why a file or folder could not be read, in a few words."""
+    if exc.errno == errno.ENOENT and exc.filename and os.path.islink(exc.filename):
+        return "broken symbolic link"
+    text = exc.strerror or str(exc)
+    return f"cannot read {what}: {text}"
+
+
+def display_path(path: Path, follow: bool = True) -> str:
+    """The path as findings show it: relative to the current folder when it is inside it
+    (``follow=False``: a link by its own name, not its target's)."""
+    try:
+        resolved = path.resolve() if follow else path.parent.resolve() / path.name
+        return resolved.relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError, RuntimeError):  # elsewhere, a link loop, cwd gone
         return path.as_posix()
 
 
@@ -134,6 +198,79 @@ def check_syntax(text: str, path: str) -> None:
         compile(text, path, "exec", ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
 
 
+def parse(text: str, path: str) -> ast.Module:
+    """The module's tree; raises ``SyntaxError`` where it does not compile. ``ast.parse``
+    alone misses what only the compiler rejects (``return`` outside a function, a repeated
+    argument name, ``nonlocal`` at module level), so a module's tree is compiled too; a
+    notebook's cells were compiled one by one as they were read."""
+    tree = ast.parse(text, filename=path)
+    if not path.endswith(".ipynb"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                compile_tree(tree, path)
+            except RecursionError:  # converting a deep tree back recurses: compile the text
+                check_syntax(text, path)
+    return tree
+
+
+def compile_tree(tree: ast.Module, path: str) -> None:
+    """Compile a module's tree (for its errors only) a few statements at a time: a statement
+    is checked in its own context (function, loop, class), which a piece keeps, and CPython's
+    compiler takes quadratic time over one module with many alike functions (a thousand
+    ``ds.map(lambda x: x + 1)`` lines). What one statement cannot show is checked on the
+    whole: ``from __future__`` after the start, and a module-level ``global``."""
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    body = tree.body
+    lead = _future_lead(body)
+    if len(body) <= COMPILE_PIECE or _needs_whole(body, lead):
+        compile(tree, path, "exec", flags, dont_inherit=True)
+        return
+    futures = 0
+    for statement in body[:lead]:
+        if isinstance(statement, ast.ImportFrom):
+            for alias in statement.names:
+                feature = getattr(__future__, alias.name, None)
+                futures |= getattr(feature, "compiler_flag", 0)
+    for start in range(0, len(body), COMPILE_PIECE):
+        piece = ast.Module(body=body[start : start + COMPILE_PIECE], type_ignores=[])
+        compile(piece, path, "exec", flags | (futures if start else 0), dont_inherit=True)
+
+
+COMPILE_PIECE = 64
+"""Top-level statements compiled together by ``compile_tree``."""
+
+
+def _future_lead(body: list[ast.stmt]) -> int:
+    """How many statements open the module: a docstring, then ``from __future__`` imports."""
+    lead = 0
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        lead = 1
+    while lead < len(body) and _is_future(body[lead]):
+        lead += 1
+    return lead
+
+
+def _is_future(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
+
+
+def _needs_whole(body: list[ast.stmt], lead: int) -> bool:
+    """A ``from __future__`` past the start, or a ``global`` at module level (it may follow a
+    use of its name, statements apart)."""
+    pending = list(body[lead:])
+    while pending:
+        statement = pending.pop()
+        if _is_future(statement) or isinstance(statement, ast.Global):
+            return True
+        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                children = getattr(statement, name, None)
+                if isinstance(children, list):
+                    pending.extend(children)
+    return False
+
+
 def lint_text(
     text: str,
     path: str,
@@ -141,13 +278,14 @@ def lint_text(
     scopes: str | tuple[str, ...] = "static",
     measurements: dict[str, Any] | None = None,
 ) -> FileResult:
-    """Findings for one module's source text (parse errors become PD000). A check passes its
-    measurements and ``("runtime", "static")`` so rules that can use them do."""
+    """Findings for one module's source text (parse errors become PD000, and so does a
+    module the analysis could not finish). A check passes its measurements and
+    ``("runtime", "static")`` so rules that can use them do."""
     try:
         if not worth_analysing(text):
             check_syntax(text, path)
             return FileResult()
-        tree = ast.parse(text, filename=path)
+        tree = parse(text, path)
     except SyntaxError as exc:
         column = exc.offset if exc.offset and exc.offset > 0 else None
         return FileResult(
@@ -155,18 +293,36 @@ def lint_text(
                 [syntax_finding(path, f"SyntaxError: {exc.msg}", exc.lineno, column)], selection
             )
         )
-    except (ValueError, RecursionError, MemoryError) as exc:
+    except RecursionError:
+        message = "cannot parse: nested too deeply for Python's parser"
+        return FileResult(_select([syntax_finding(path, message, None, None)], selection))
+    except (ValueError, MemoryError) as exc:
         return FileResult(
             _select([syntax_finding(path, f"cannot parse: {exc}", None, None)], selection)
         )
+    problem: tuple[str, int | None] | None = None
+    findings: list[Finding] = []
     try:
-        analysis = analyze_module(tree, path, text)
+        analysis, incomplete = analyze(tree, path, text)
         findings = list(run_rules(analysis, scopes, selection, measurements))
     except RecursionError:
-        return FileResult(note=f"{path}: too deeply nested to analyse; skipped")
+        problem = ("nested too deeply for the analysis to follow", None)
+    except MemoryError:
+        problem = ("ran out of memory", None)
     except Exception as exc:  # noqa: BLE001 - one odd file must not stop a whole lint
-        return FileResult(note=f"{path}: not analysed ({type(exc).__name__}: {exc})")
-    return FileResult(list(unsuppressed(findings, text.splitlines())))
+        problem = (f"the analysis failed ({type(exc).__name__}: {exc})", None)
+    else:
+        if incomplete is not None:
+            why, line = incomplete
+            note = f"not fully analysed: {why}; the rest of the file was not checked"
+            findings.append(syntax_finding(path, note, line, None))
+    if problem is not None:
+        why, line = problem
+        note = f"not analysed: {why}; no other rule was checked on this file"
+        return FileResult(_select([syntax_finding(path, note, line, None)], selection))
+    if findings:  # the lines of the file only when there is a comment to look for
+        findings = list(unsuppressed(findings, source_lines(text)))
+    return FileResult(_select(findings, selection))
 
 
 def _select(findings: list[Finding], selection: Selection) -> list[Finding]:
@@ -217,12 +373,15 @@ def in_cell(finding: Finding, notebook: NotebookSource) -> Finding:
     )
 
 
-def lint_file(path: Path, selection: Selection) -> FileResult:
+def lint_file(path: Path | Unread, selection: Selection) -> FileResult:
+    if isinstance(path, Unread):
+        shown = display_path(path.path, follow=False)
+        return FileResult(_select([syntax_finding(shown, path.why, None, None)], selection))
+    data = read_regular(path)
+    if isinstance(data, str):  # why it was not read: name the path found, not a link's target
+        shown = display_path(path, follow=False)
+        return FileResult(_select([syntax_finding(shown, data, None, None)], selection))
     shown = display_path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return FileResult(note=f"{shown}: cannot read ({exc.strerror or exc})")
     if path.suffix == ".ipynb":
         try:
             return lint_notebook(data.decode("utf-8-sig"), shown, selection)
@@ -234,6 +393,30 @@ def lint_file(path: Path, selection: Selection) -> FileResult:
     if isinstance(text, Finding):
         return FileResult(_select([text], selection))
     return lint_text(text, shown, selection)
+
+
+def read_regular(path: Path) -> bytes | str:
+    """The file's bytes, or why it was not read. Only a regular file is read: opening does
+    not wait (a pipe named ``x.py`` would block a read forever), and what was opened is
+    checked before reading."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        return reason(exc)
+    except ValueError as exc:
+        return f"cannot read file: {exc}"
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            return f"not read: {file_type(mode)}, not a regular file"
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
+            return handle.read()
+    except OSError as exc:
+        return reason(exc)
+    except MemoryError:
+        return "cannot read file: too large to read into memory"
+    finally:
+        os.close(descriptor)
 
 
 def _can_fork() -> bool:
@@ -249,7 +432,8 @@ def _can_fork() -> bool:
 
 
 def lint_paths(paths: Iterable[Path], config: Config) -> Report:
-    """Lint files and folders; the report's findings are sorted by place."""
+    """Lint files and folders; the report's findings are sorted by place. Raises
+    :class:`UsageError` for a path that is neither a file nor a folder."""
     files = list(dict.fromkeys(discover(paths, config)))
     work = partial(lint_file, selection=config.selection)
     workers = min(os.cpu_count() or 1, 8)

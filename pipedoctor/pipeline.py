@@ -232,22 +232,21 @@ class Pipeline:
         cached = self.__dict__.get("_walked")
         if cached is not None:
             return cached
-        order: list[Stage] = []
-        seen: set[int] = set()
+        walker = _Walker()
         starts: list[int] = []
         segments: list[tuple[tuple[int, Pipeline], ...]] = []
-        for top in self.stages:
-            starts.append(len(order))
+        for i, top in enumerate(self.stages):
+            starts.append(len(walker.order))
             inputs: list[tuple[int, Pipeline]] = []
-            if id(top) not in seen:
+            if id(top) not in walker.seen:
                 for upstream in top.inputs:
-                    inputs.append((len(order), upstream))
-                    _emit(upstream.stages, order, seen)
-                seen.add(id(top))
-                order.append(top)
+                    inputs.append((len(walker.order), upstream))
+                    walker.emit(upstream.stages)
+                walker.emitted(top, self.stages, i)
             segments.append(tuple(inputs))
-        starts.append(len(order))
-        layout = _Layout(tuple(order), {id(s): i for i, s in enumerate(order)}, starts, segments)
+        starts.append(len(walker.order))
+        order = tuple(walker.order)
+        layout = _Layout(order, {id(s): i for i, s in enumerate(order)}, starts, segments)
         object.__setattr__(self, "_walked", layout)
         return layout
 
@@ -294,20 +293,49 @@ class _Layout:
     """For each of the pipeline's own stages, where in ``order`` each of its inputs began."""
 
 
-def _emit(stages: tuple[Stage, ...], order: list[Stage], seen: set[int]) -> None:
-    """Append ``stages`` and, before each, its inputs (depth first), skipping those seen."""
-    pending: list[tuple[Stage, bool]] = [(s, False) for s in reversed(stages) if id(s) not in seen]
-    while pending:
-        stage, ready = pending.pop()
-        if id(stage) in seen:
-            continue
-        if ready:
-            seen.add(id(stage))
-            order.append(stage)
-            continue
-        pending.append((stage, True))
-        for upstream in reversed(stage.inputs):
-            pending.extend((s, False) for s in reversed(upstream.stages) if id(s) not in seen)
+class _Walker:
+    """A depth-first walk over stages and their inputs that lists each stage once."""
+
+    def __init__(self) -> None:
+        self.order: list[Stage] = []
+        self.seen: set[int] = set()
+        self.chains: dict[int, tuple[tuple[Stage, ...], int]] = {}
+        """``id(stage)`` → (a chain of stages, the stage's index there) where every stage
+        before it had been walked when it was: an input that shares that prefix (``ds`` in
+        ``ds.concatenate(ds)``) is walked from where it differs, not from its source."""
+
+    def emitted(self, stage: Stage, chain: tuple[Stage, ...], index: int) -> None:
+        self.seen.add(id(stage))
+        self.order.append(stage)
+        self.chains[id(stage)] = (chain, index)
+
+    def walked_prefix(self, chain: tuple[Stage, ...]) -> int:
+        """How many of ``chain``'s first stages are walked already, as a prefix seen before."""
+        for i in range(len(chain) - 1, -1, -1):
+            known = self.chains.get(id(chain[i]))
+            if known is not None and known[1] == i and known[0][:i] == chain[:i]:
+                return i + 1
+        return 0
+
+    def emit(self, chain: tuple[Stage, ...]) -> None:
+        """Walk ``chain`` and, before each of its stages, that stage's inputs."""
+        start = self.walked_prefix(chain)
+        pending: list[tuple[tuple[Stage, ...], int, bool]] = [
+            (chain, i, False) for i in range(len(chain) - 1, start - 1, -1)
+        ]
+        while pending:
+            stages, i, ready = pending.pop()
+            stage = stages[i]
+            if id(stage) in self.seen:
+                continue
+            if ready:
+                self.emitted(stage, stages, i)
+                continue
+            pending.append((stages, i, True))
+            for upstream in reversed(stage.inputs):
+                inner = upstream.stages
+                first = self.walked_prefix(inner)
+                pending.extend((inner, j, False) for j in range(len(inner) - 1, first - 1, -1))
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ fix snapshots)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,3 +106,34 @@ def test_a_file_with_a_syntax_error_a_read_only_file_and_a_changed_file_are_left
     with pytest.raises(FixError, match="changed since it was read"):
         apply(moved, source, findings(source), SAFETY)
     assert moved.read_text().endswith("# edited meanwhile\n")
+
+
+def run_lint(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pipedoctor", "lint", *args],
+                          capture_output=True, text=True, cwd=cwd, timeout=120)  # fmt: skip
+
+
+def test_diff_writes_nothing_fix_writes_and_a_second_fix_changes_nothing(tmp_path: Path) -> None:
+    source = (RULES / "PD102.py").read_text()
+    (tmp_path / "train.py").write_text(source)
+    shown = run_lint("train.py", "--diff", cwd=tmp_path)
+    assert shown.returncode == 1 and shown.stdout.startswith("--- a/train.py\n+++ b/train.py\n")
+    assert (tmp_path / "train.py").read_text() == source
+    done = run_lint("train.py", "--fix", "--select", "PD102", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "train.py").read_text() == (RULES / "fixed" / "PD102.py").read_text()
+    assert "Fixed 6 findings in 1 file." in done.stderr
+    again = run_lint("train.py", "--fix", "--select", "PD102", cwd=tmp_path)
+    assert again.returncode == 0 and "Fixed 0 findings" in again.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]  # no temporary left
+
+
+def test_a_file_that_cannot_be_fixed_is_one_line_exit_2_and_left_alone(tmp_path: Path) -> None:
+    source = "import tensorflow as tf\nds = tf.data.TFRecordDataset(tf.io.gfile.glob('*'))\n"
+    locked = tmp_path / "locked.py"
+    locked.write_text(source)
+    locked.chmod(0o444)
+    done = run_lint("locked.py", "--fix", "--unsafe-fixes", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "pipedoctor: error: locked.py: it is read-only: left as it is" in done.stderr
+    assert locked.read_text() == source

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -64,18 +65,164 @@ def write_record(path: Path, record: dict[str, Any]) -> None:
 
 
 def read_record(path: Path) -> dict[str, Any]:
-    """One record; raises ``ValueError`` with a one-line reason when it is not one."""
+    """One record; raises ``ValueError`` with a one-line reason when it is not one, or when a
+    field the Monitor writes holds a value of another type (a hand-edited or corrupt file)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a pipe would block the read
+            raise ValueError(f"{path}: not a regular file")
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ValueError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a pipedoctor record (JSON nested too deeply)") from None
     except ValueError as exc:
+        if str(exc).startswith(f"{path}:"):
+            raise
         raise ValueError(f"{path}: not a pipedoctor record (invalid JSON: {exc})") from None
     if not isinstance(data, dict) or data.get("pipedoctor_record") != RECORD_VERSION:
         raise ValueError(f"{path}: not a pipedoctor record")
     if not isinstance(data.get("worker"), str) or not isinstance(data.get("measurements"), dict):
         raise ValueError(f"{path}: a pipedoctor record without a worker or measurements")
+    problem = _mistyped(data, RECORD, "")
+    if problem is not None:
+        raise ValueError(f"{path}: not a valid pipedoctor record: {problem}")
     return data
+
+
+# --- what a record holds, as the Monitor writes it ---------------------------------------------
+# A spec is one of the kinds below, ``("list", spec)`` (a list of such values), ``("map",
+# spec)`` (an object whose every value is such) or a dict of key -> spec (an object; keys not
+# named are not checked, so records written by a newer Monitor still read). Every key may be
+# missing and its value ``null``, the Monitor leaves out or nulls what it could not measure;
+# the items of a list may not be ``null``.
+
+NUMBER, INTEGER, TEXT, FLAG = "a number", "an integer", "a string", "true or false"
+NUMBERS = ("list", NUMBER)
+GPU = {"index": INTEGER, "name": TEXT, "utilization_mean": NUMBER, "memory_used_mb": NUMBER}
+HOST = {
+    "cpu_count": INTEGER,
+    "per_core_percent": NUMBERS,
+    "cpu_percent_p95": NUMBER,
+    "cpu_percent_p50": NUMBER,
+    "process_rss_mb_max": NUMBER,
+    "available_ram_mb_min": NUMBER,
+}
+PHASE = {
+    "steps": INTEGER,
+    "samples": INTEGER,
+    "samples_per_s": NUMBER,
+    "step_ms": NUMBER,
+    "input_wait_fraction": NUMBER,
+    "input_wait_ci": NUMBER,
+    "input_wait_steps": INTEGER,
+    "dequeue_ms": NUMBER,
+}
+EPOCH = {
+    **PHASE,
+    "epoch": INTEGER,
+    "seconds": NUMBER,
+    "train_seconds": NUMBER,
+    "stall_seconds": NUMBER,
+    "longest_stall_s": NUMBER,
+    "startup_seconds": NUMBER,
+    "wall_s": NUMBER,
+    "samples_seen": INTEGER,
+    "logs": ("map", NUMBER),
+    "host_cpu_percent": NUMBER,
+    "host": HOST,
+    "gpus": ("list", GPU),
+    "eval": {**PHASE, "seconds": NUMBER},
+}
+WORKER = {
+    "worker": TEXT,
+    "step_ms": NUMBER,
+    "input_wait_fraction": NUMBER,
+    "samples_per_s": NUMBER,
+    "pipeline_samples_per_s": NUMBER,
+    "steps": INTEGER,
+    "samples": INTEGER,
+    "epochs": INTEGER,
+    "state": TEXT,
+}
+MEASUREMENTS = {
+    **{key: NUMBER for key in (
+        "input_wait_fraction", "input_wait_ci", "input_wait_estimate", "dequeue_ms",
+        "training_samples_per_s", "run_seconds", "host_cpu_percent",
+    )},
+    **{key: INTEGER for key in ("input_wait_steps", "batch_size", "replicas", "workers")},
+    **{key: TEXT for key in ("backend", "strategy", "worker", "gpu_note", "host_note")},
+    "epochs": ("list", EPOCH),
+    "time_split": ("map", NUMBER),
+    "step_ms": ("map", NUMBER),
+    "host": HOST,
+    "gpus": ("list", GPU),
+    "timeline": {
+        "seconds": NUMBER,
+        "phases": ("list", {"phase": TEXT, "t0": NUMBER, "t1": NUMBER, "samples_per_s": NUMBER}),
+        "host": {"t": NUMBERS, "per_core": ("list", NUMBERS)},
+        "gpus": ("list", dict),
+    },
+    "monitor": {
+        "method": TEXT,
+        "split_fraction": NUMBER,
+        "split_cost_ms": NUMBER,
+        "call_cost_ms": NUMBER,
+        "overhead_estimate": NUMBER,
+        "dequeue_floor_ms": NUMBER,
+        "interval_s": NUMBER,
+        "final": FLAG,
+    },
+    "worker_pipeline": {"samples_per_s": NUMBER, "seconds": NUMBER, "startup_s": NUMBER},
+    "per_worker": ("list", WORKER),
+}  # fmt: skip
+RECORD = {
+    "worker": TEXT,
+    "peers": ("list", TEXT),
+    "state": TEXT,
+    "updated": NUMBER,
+    "notes": ("list", TEXT),
+    "measurements": MEASUREMENTS,
+}
+
+
+def _mistyped(value: Any, spec: Any, where: str, nullable: bool = True) -> str | None:
+    """Where ``value`` departs from ``spec``, in words; ``None`` when it does not. A value
+    may be ``null``, an item of a list may not."""
+    if value is None:
+        return None if nullable else f"{where} must not be null"
+    if isinstance(spec, dict):
+        if not isinstance(value, dict):
+            return f"{where or 'the record'} must be an object"
+        for key, inner in spec.items():
+            if key in value:
+                found = _mistyped(value[key], inner, f"{where}.{key}" if where else key)
+                if found is not None:
+                    return found
+        return None
+    if spec is dict:
+        return None if isinstance(value, dict) else f"{where} must be an object"
+    if isinstance(spec, tuple):
+        kind, inner = spec
+        if kind == "list":
+            if not isinstance(value, list):
+                return f"{where} must be a list"
+            items: Iterable[tuple[str, Any]] = ((f"{where}[{i}]", v) for i, v in enumerate(value))
+        else:
+            if not isinstance(value, dict):
+                return f"{where} must be an object"
+            items = ((f"{where}.{k}", v) for k, v in value.items())
+        for place, item in items:
+            found = _mistyped(item, inner, place, nullable=kind != "list")
+            if found is not None:
+                return found
+        return None
+    ok = {
+        NUMBER: isinstance(value, (int, float)) and not isinstance(value, bool),
+        INTEGER: isinstance(value, int) and not isinstance(value, bool),
+        TEXT: isinstance(value, str),
+        FLAG: isinstance(value, bool),
+    }[spec]
+    return None if ok else f"{where} must be {spec}, not {json.dumps(value)[:40]}"
 
 
 def find_records(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:

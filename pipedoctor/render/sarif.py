@@ -202,6 +202,7 @@ def _artifact(path: str) -> dict[str, str]:
     if windows.drive and windows.is_absolute():
         return {"uri": windows.as_uri()}
     posix = path.replace("\\", "/")
+    # a file name that is not UTF-8 (its bytes kept as surrogates): percent-encode the bytes
     if posix.startswith("/"):
-        return {"uri": "file://" + quote(posixpath.normpath(posix))}
-    return {"uri": quote(posixpath.normpath(posix)), "uriBaseId": SRCROOT}
+        return {"uri": "file://" + quote(posixpath.normpath(posix), errors="surrogateescape")}
+    return {"uri": quote(posixpath.normpath(posix), errors="surrogateescape"), "uriBaseId": SRCROOT}

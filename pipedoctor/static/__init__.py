@@ -8,10 +8,10 @@ from __future__ import annotations
 import ast
 
 from pipedoctor.pipeline import Analysis
-from pipedoctor.static.interpreter import analyze_module
+from pipedoctor.static.interpreter import analyze, analyze_module
 from pipedoctor.static.names import TRACKED_ROOTS
 
-__all__ = ["analyze_module", "analyze_source", "worth_analysing"]
+__all__ = ["analyze", "analyze_module", "analyze_source", "worth_analysing"]
 
 TRIGGERS = (
     "Dataset",

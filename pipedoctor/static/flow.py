@@ -97,10 +97,16 @@ class Places:
         self.parents: list[int] = [-1]
         """Place number → its parent's; 0 is the empty pipeline."""
         self.by_stage: dict[int, tuple[Stage, Stage | None, int]] = {}
-        """``id(stage)`` → (the stage, the stage before it, the place it ends)."""
+        """``id(stage)`` → (the stage, the stage before it, the place it ends). Never
+        rewritten: each stage the interpreter makes extends one pipeline, so a stage stands
+        for its whole prefix, and a prefix can be read back from its last stage."""
+        self.chained = True
+        """Whether every stage of the pipeline last numbered has the stage before it that
+        ``by_stage`` says (false for a stage reused after another one)."""
 
     def key(self, pipeline: Pipeline) -> PlaceKey:
         stages = pipeline.stages
+        self.chained = True
         i = len(stages) - 1
         number = 0
         while i >= 0:  # the longest prefix numbered already (usually all but the last stage)
@@ -118,8 +124,26 @@ class Places:
                 found = self.numbers[(number, element)] = len(self.parents)
                 self.parents.append(number)
             number = found
-            self.by_stage[id(stage)] = (stage, _before(stages, j), number)
+            known = self.by_stage.setdefault(id(stage), (stage, _before(stages, j), number))
+            if known[0] is not stage or known[1] is not _before(stages, j):
+                self.chained = False
         return number
+
+    def last_key(self, stage: Stage) -> PlaceKey:
+        """The place of the pipeline that ``stage`` ends, numbered before."""
+        return self.by_stage[id(stage)][2]
+
+    def before(self, stage: Stage) -> Stage | None:
+        return self.by_stage[id(stage)][1]
+
+    def prefix(self, last: Stage, length: int) -> tuple[Stage, ...]:
+        """The stages of the pipeline of ``length`` stages that ``last`` ends."""
+        stages: list[Stage] = [last]
+        while len(stages) < length:
+            before = self.before(stages[-1])
+            assert before is not None
+            stages.append(before)
+        return tuple(reversed(stages))
 
     def within(self, key: PlaceKey, prefix: PlaceKey) -> bool:
         """Whether the place ``prefix`` is ``key`` or one of its prefixes."""
@@ -156,8 +180,10 @@ def is_test_module(path: str, tree: ast.Module) -> bool:
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             for base in node.bases:
-                text = ast.unparse(base) if isinstance(base, (ast.Name, ast.Attribute)) else ""
-                if text.endswith("TestCase"):
+                # the last name of ``unittest.TestCase``, ``tf.test.TestCase`` (no unparse: an
+                # attribute chain may be deeper than it can recurse)
+                last = base.id if isinstance(base, ast.Name) else getattr(base, "attr", "")
+                if isinstance(base, (ast.Name, ast.Attribute)) and last.endswith("TestCase"):
                     return True
     return False
 
@@ -221,7 +247,12 @@ def body_words(body: Iterable[ast.AST]) -> Vocabulary:
                 )
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             assigned |= words(node.id)
-        pending.extend(ast.iter_child_nodes(node))
+        for field in node._fields:  # ``ast.iter_child_nodes``, without its generator
+            child = getattr(node, field, None)
+            if isinstance(child, ast.AST):
+                pending.append(child)
+            elif isinstance(child, list):
+                pending.extend(c for c in child if isinstance(c, ast.AST))
     return Vocabulary(frozenset(calls), frozenset(assigned), yields)
 
 
@@ -276,7 +307,11 @@ class DataFlow:
         """A ``.py`` module's top-level datasets can be imported elsewhere: their end is
         unknown. A notebook's are used in the notebook or not at all."""
         self.places = Places()
-        self.created: list[Pipeline] = []
+        self.created: list[tuple[Stage, int] | tuple[Stage, ...]] = []
+        """Each pipeline created, in order, as (its last stage, its length), from which
+        ``Places`` reads it back: holding every ``ds = ds.map(...)`` of a long file whole
+        would take memory quadratic in its length. A pipeline whose stages ``Places`` cannot
+        chain is held whole (a tuple of its stages, ``length`` then missing)."""
         self.ends: dict[PlaceKey, set[str]] = {}
         self.module_level: set[PlaceKey] = set()
         self.distributed: dict[PlaceKey, Obj] = {}
@@ -285,7 +320,21 @@ class DataFlow:
         """(a ``from_generator`` source, a dataset its generator iterates)."""
 
     def create(self, pipeline: Pipeline) -> None:
-        self.created.append(pipeline)
+        self.key(pipeline)
+        if self.places.chained:
+            self.created.append((pipeline.last, len(pipeline.stages)))
+        else:
+            self.created.append(tuple(pipeline.stages))
+
+    def created_key(self, record: tuple) -> PlaceKey:
+        if len(record) == 2 and isinstance(record[1], int):
+            return self.places.last_key(record[0])
+        return self.key(Pipeline(record))
+
+    def created_pipeline(self, record: tuple) -> Pipeline:
+        if len(record) == 2 and isinstance(record[1], int):
+            return Pipeline(self.places.prefix(record[0], record[1]))
+        return Pipeline(record)
 
     def key(self, pipeline: Pipeline) -> PlaceKey:
         """The pipeline's place in the source: its stages' ops and positions."""
@@ -327,8 +376,8 @@ class DataFlow:
         extended = self.extended()
         judged: list[Pipeline] = []
         seen: set[tuple] = set()
-        for pipeline in self.created:
-            key = self.key(pipeline)
+        for record in self.created:
+            key = self.created_key(record)
             ends = set(self.ends.get(key, ()))
             if not ends:
                 if key in extended:
@@ -336,6 +385,7 @@ class DataFlow:
                 if not (self.exports_module_names and key in self.module_level):
                     continue  # built and never used
                 ends = {"unknown"}
+            pipeline = self.created_pipeline(record)
             if is_synthetic_source(pipeline):
                 continue
             identity = (
@@ -362,19 +412,33 @@ class DataFlow:
                 extended.add(key)
                 key = parents[key]
 
-        pending: list[Pipeline] = list(self.created)
+        def look(stage: Stage, before: Stage | None) -> bool:
+            """Mark the inputs of ``stage``; False once it was looked at, with the same
+            stage before it (and so are the stages before it, the same prefix)."""
+            if id(stage) in looked and looked[id(stage)] is before:
+                return False
+            looked[id(stage)] = before
+            for upstream in stage.inputs:
+                mark(self.key(upstream))
+                pending.append(upstream)
+            return True
+
+        pending: list[Pipeline] = []
+        for record in self.created:
+            mark(parents[self.created_key(record)])
+            if len(record) == 2 and isinstance(record[1], int):
+                stage: Stage | None = record[0]
+                while stage is not None and look(stage, self.places.before(stage)):
+                    stage = self.places.before(stage)
+            else:
+                pending.append(Pipeline(record))
         while pending:
             pipeline = pending.pop()
             mark(parents[self.key(pipeline)])
             stages = pipeline.stages
             for i in range(len(stages) - 1, -1, -1):
-                stage, before = stages[i], _before(stages, i)
-                if id(stage) in looked and looked[id(stage)] is before:
-                    break  # and so are the stages before it, the same prefix
-                looked[id(stage)] = before
-                for upstream in stage.inputs:
-                    mark(self.key(upstream))
-                    pending.append(upstream)
+                if not look(stages[i], _before(stages, i)):
+                    break
         return extended
 
 

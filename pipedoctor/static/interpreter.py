@@ -37,10 +37,12 @@ from pipedoctor.static import api, flow
 from pipedoctor.static.flow import DataFlow
 from pipedoctor.static.functions import FunctionInspector
 from pipedoctor.static.names import canonical, dotted_name, import_table
+from pipedoctor.static.notebook import source_lines
 from pipedoctor.static.reach import UNSEEN_SCOPE, StrategyReach, batch_facts_of
 from pipedoctor.static.uses import STREAM_WRAPPERS, DatasetUses
 from pipedoctor.static.values import (
     AUTOTUNE_VALUE,
+    MAX_SEQ_SIZE,
     OPAQUE,
     REPLICAS,
     Autotune,
@@ -57,21 +59,32 @@ from pipedoctor.static.values import (
     Stream,
     Unknown,
     Value,
+    fold,
+    weight,
 )
 
 MAX_DEPTH = 4
 """How deep helper calls are followed; beyond it a call's result is unknown."""
 MAX_STEPS = 60_000
-"""Expressions evaluated per module before the rest is treated as unknown (keeps lint fast)."""
+"""Expressions evaluated per module (at least; a larger module gets one per 4 characters)
+before the analysis stops: helper calls analysed at every call site can multiply the work,
+and the lint must stay fast. A module it stops in is reported as not fully analysed."""
+MAX_EXPRESSION_NESTING = 60
+"""Expressions evaluated inside one another (``a.map(f).map(g)...``, ``"a" + "b" + ...``)
+before the rest of a deeper one is evaluated bottom up, without recursion."""
+MAX_BLOCK_NESTING = 100
+"""Blocks of statements run inside one another, helper bodies included, before a deeper
+one is skipped (and the module reported as not fully analysed)."""
 CHIEF_WORDS = ("chief", "task_id", "task_type", "worker_index", "rank")
 
 GIVEN_FUNCTION = re.compile(
-    r"\b(?:map|interleave|flat_map|filter|parallel_interleave|map_and_batch)\(\s*([A-Za-z_][\w.]*)"
-    r"|\b(?:map_func|predicate|func)\s*=\s*([A-Za-z_][\w.]*)"
+    r"(?=[mifp])"  # a first letter to look for: the search skips ahead fast
+    r"(?:\b(?:map|interleave|flat_map|filter|parallel_interleave|map_and_batch)\(\s*([A-Za-z_][\w.]*)"
+    r"|\b(?:map_func|predicate|func)\s*=\s*([A-Za-z_][\w.]*))"
 )
 """A function named as the first argument of ``map`` and its kin, or as their ``map_func=``,
 ``predicate=`` or ``func=``."""
-MADE_UP = re.compile(r"fake|synthetic|dummy|null", re.IGNORECASE)
+MADE_UP = ("fake", "synthetic", "dummy", "null")
 """Words of made-up input; a module without any has no such branch to look for."""
 CONTAINER_METHODS = frozenset(
     {"append", "extend", "insert", "add", "update", "setdefault", "put", "__setitem__"}
@@ -82,7 +95,11 @@ TFDS_WRITERS = frozenset({"_generate_examples", "_split_generators"})
 """TFDS builder methods whose datasets are read once to write the prepared data set."""
 EVALUATING_METHODS = frozenset({"evaluate", "predict", "predict_on_batch", "test_on_batch"})
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-RELEVANT_WORD = re.compile(r"Dataset|dataset|Strategy|strategy|tfds|^ds$|^fit$")
+RELEVANT_WORDS = re.compile(
+    r"^(?:.*(?:Dataset|dataset|Strategy|strategy|tfds).*|ds|fit)$", re.MULTILINE
+)
+"""Identifiers that say a function may build or distribute a dataset, found among
+identifiers written one to a line."""
 
 
 class ModuleInterpreter(DatasetUses):
@@ -93,7 +110,8 @@ class ModuleInterpreter(DatasetUses):
         self.path = path
         self.text = text
         self.track_chief = text is None or "MultiWorker" in text
-        self.mentions_made_up = text is None or bool(MADE_UP.search(text))
+        lowered = text.lower() if text is not None else None
+        self.mentions_made_up = lowered is None or any(w in lowered for w in MADE_UP)
         self.memo: dict[tuple, Value] = {}
         self.imports = import_table(tree)
         self.module = Frame()
@@ -118,6 +136,37 @@ class ModuleInterpreter(DatasetUses):
         self.standalone: ast.AST | None = None
         self.chief_depth = 0
         self.inspecting = 0
+        self.max_steps = max(MAX_STEPS, len(text) // 4 if text else 0)
+        self.incomplete: tuple[str, int | None] | None = None
+        """Why, and from which line, part of the module was not analysed, when it was not."""
+        self.expressions = 0
+        self.blocks = 0
+        self.ready: dict[ast.AST, Value] = {}
+        self.branches: dict[ast.AST, object] = {}
+        self.vocabularies: dict[ast.AST, flow.Vocabulary] = {}
+        """Values of sub-expressions evaluated ahead of their parent (see ``eval_deep``)."""
+        self.evaluators = {
+            ast.Constant: self.eval_constant,
+            ast.Name: self.eval_name,
+            ast.Attribute: self.eval_attribute,
+            ast.Call: self.eval_call,
+            ast.Tuple: self.eval_sequence,
+            ast.List: self.eval_sequence,
+            ast.Lambda: self.eval_lambda,
+            ast.BinOp: self.eval_binop,
+            ast.UnaryOp: self.eval_unary,
+            ast.Subscript: self.eval_subscript,
+            ast.NamedExpr: self.eval_named,
+            ast.IfExp: self.eval_ifexp,
+        }
+
+    def stop(self, node: ast.AST, why: str) -> None:
+        """Note the first place where the analysis gave up on part of the module."""
+        if self.incomplete is None:
+            self.incomplete = (why, getattr(node, "lineno", None))
+
+    def out_of_steps(self, node: ast.AST) -> None:
+        self.stop(node, f"the analysis stopped after {self.max_steps:,} evaluations")
 
     # ----------------------------------------------------------------------------- driver
 
@@ -145,7 +194,7 @@ class ModuleInterpreter(DatasetUses):
 
     def scan_metrics(self) -> None:
         """Metric classes whose ``update_state`` mutates plain Python attributes (PD206)."""
-        for node in ast.walk(self.tree):
+        for node in statements(self.tree.body):
             if not isinstance(node, ast.ClassDef):
                 continue
             methods = {s.name: s for s in node.body if isinstance(s, FunctionNode)}
@@ -197,7 +246,7 @@ class ModuleInterpreter(DatasetUses):
         """The identifiers in each module function's and method's text (read once)."""
         if self._function_words is not None:
             return self._function_words
-        lines = (self.text or "").splitlines()
+        lines = source_lines(self.text) if self.text else []
         words: dict[FunctionNode, set[str]] = {}
         for nodes, _ in self.function_groups():
             for node in nodes:
@@ -250,7 +299,8 @@ class ModuleInterpreter(DatasetUses):
         for nodes, _ in self.function_groups():
             for node in nodes:
                 siblings[node] = nodes  # methods share ``self``: one relevant, all relevant
-        hits = {x for x in set().union(*words.values()) if RELEVANT_WORD.search(x)} | seeds
+        every = "\n".join(set().union(*words.values()))
+        hits = set(RELEVANT_WORDS.findall(every)) | seeds  # one pass over all of them
         relevant: set[FunctionNode] = {n for n, w in words.items() if w & hits}
         grew = True
         while grew:
@@ -275,7 +325,7 @@ class ModuleInterpreter(DatasetUses):
     # ----------------------------------------------------------------------------- helpers
 
     def location(self, node: ast.AST) -> Location:
-        line, col = node.lineno, node.col_offset  # type: ignore[attr-defined]
+        line, col = node.lineno, node.col_offset
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             func = node.func
             if func.end_lineno is not None and func.end_col_offset is not None:
@@ -320,11 +370,21 @@ class ModuleInterpreter(DatasetUses):
         methods = {s.name: s for s in node.body if isinstance(s, FunctionNode)}
         return ClassInfo(node, tuple(bases), methods)
 
-    def exec_block(self, body: Iterable[ast.stmt], frame: Frame) -> None:
-        for stmt in body:
-            if self.steps > MAX_STEPS:
-                return
-            self.exec_stmt(stmt, frame)
+    def exec_block(self, body: Sequence[ast.stmt], frame: Frame) -> None:
+        if not body:
+            return
+        if self.blocks >= MAX_BLOCK_NESTING:
+            self.stop(body[0], f"statements nested more than {MAX_BLOCK_NESTING} blocks deep")
+            return
+        self.blocks += 1
+        try:
+            for stmt in body:
+                if self.steps > self.max_steps:
+                    self.out_of_steps(stmt)
+                    return
+                self.exec_stmt(stmt, frame)
+        finally:
+            self.blocks -= 1
 
     def exec_stmt(self, stmt: ast.stmt, frame: Frame) -> None:
         if isinstance(stmt, ast.Assign):
@@ -379,11 +439,11 @@ class ModuleInterpreter(DatasetUses):
             finally:
                 del self.reach.scopes[len(self.reach.scopes) - scopes :]
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            self.exec_block(stmt.body, frame)  # type: ignore[attr-defined]
-            for handler in stmt.handlers:  # type: ignore[attr-defined]
+            self.exec_block(stmt.body, frame)
+            for handler in stmt.handlers:
                 self.exec_block(handler.body, frame)
-            self.exec_block(stmt.orelse, frame)  # type: ignore[attr-defined]
-            self.exec_block(stmt.finalbody, frame)  # type: ignore[attr-defined]
+            self.exec_block(stmt.orelse, frame)
+            self.exec_block(stmt.finalbody, frame)
         elif isinstance(stmt, FunctionNode):
             if frame is not self.module:
                 frame.vars[stmt.name] = Func(stmt, frame)
@@ -400,7 +460,7 @@ class ModuleInterpreter(DatasetUses):
         the main path wins over an ``else`` fallback, and a branch that builds made-up input
         (``if use_fake_data:``) leaves nothing behind."""
         self.eval(stmt.test, frame)
-        fake = flow.synthetic_branch(stmt.test) if self.mentions_made_up else None
+        fake = self.synthetic_branch(stmt.test) if self.mentions_made_up else None
         guarded = self.track_chief and self.mentions_chief(stmt.test)
         before = dict(frame.vars)
         self.chief_depth += guarded
@@ -440,6 +500,20 @@ class ModuleInterpreter(DatasetUses):
             and expr.func.attr == "scope"
         )
 
+    def synthetic_branch(self, test: ast.expr) -> str | None:
+        """``flow.synthetic_branch``, once per ``if`` (a helper runs at each call site)."""
+        known = self.branches.get(test, self)
+        if known is self:
+            known = self.branches[test] = flow.synthetic_branch(test)
+        return known  # type: ignore[return-value]
+
+    def vocabulary(self, node: ast.AST, body: list[ast.stmt]) -> flow.Vocabulary:
+        """``flow.body_words`` of a loop's body, once per loop."""
+        known = self.vocabularies.get(node)
+        if known is None:
+            known = self.vocabularies[node] = flow.body_words(body)
+        return known
+
     @staticmethod
     def mentions_chief(test: ast.expr) -> bool:
         for node in ast.walk(test):
@@ -449,19 +523,26 @@ class ModuleInterpreter(DatasetUses):
         return False
 
     def bind(self, target: ast.expr, value: Value, frame: Frame) -> None:
+        pending = [(target, value)]  # nested tuples of targets, without recursion
+        while pending:
+            target, value = pending.pop()
+            if isinstance(target, (ast.Tuple, ast.List)):
+                items = value.items if isinstance(value, Seq) else ()
+                matched = len(items) == len(target.elts)
+                for i in range(len(target.elts) - 1, -1, -1):
+                    element = target.elts[i]
+                    if isinstance(element, ast.Starred):
+                        pending.append((element.value, OPAQUE))
+                    else:
+                        pending.append((element, items[i] if matched else OPAQUE))
+            else:
+                self.bind_one(target, value, frame)
+
+    def bind_one(self, target: ast.expr, value: Value, frame: Frame) -> None:
         if isinstance(target, ast.Name):
             frame.vars[target.id] = value
             if frame is self.module:
                 self.flow.module_binding(value)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            items = value.items if isinstance(value, Seq) else ()
-            for i, element in enumerate(target.elts):
-                if isinstance(element, ast.Starred):
-                    self.bind(element.value, OPAQUE, frame)
-                else:
-                    self.bind(
-                        element, items[i] if len(items) == len(target.elts) else OPAQUE, frame
-                    )
         elif isinstance(target, ast.Attribute):
             base = self.eval(target.value, frame)
             if isinstance(base, Instance):
@@ -487,53 +568,105 @@ class ModuleInterpreter(DatasetUses):
     def eval(self, node: ast.expr | None, frame: Frame) -> Value:
         if node is None:
             return OPAQUE
+        if self.ready:
+            value = self.ready.pop(node, None)
+            if value is not None:
+                return value
         self.steps += 1
-        if self.steps > MAX_STEPS:
+        if self.steps > self.max_steps:
+            self.out_of_steps(node)
             return OPAQUE
-        if isinstance(node, ast.Constant):
-            return Const(node.value)
-        if isinstance(node, ast.Name):
+        kind = type(node)
+        if kind is ast.Name:  # the leaves, most of what is evaluated: no nesting to count
             return self.lookup(node.id, frame)
-        if isinstance(node, ast.Attribute):
-            return self.attribute(self.eval(node.value, frame), node.attr)
-        if isinstance(node, ast.Call):
-            return self.eval_call(node, frame)
-        if isinstance(node, (ast.Tuple, ast.List)):
-            return Seq(tuple(self.eval(e, frame) for e in node.elts))
-        if isinstance(node, ast.Lambda):
-            return Func(node, frame)
-        if isinstance(node, ast.BinOp):
-            return self.binop(node.op, self.eval(node.left, frame), self.eval(node.right, frame))
-        if isinstance(node, ast.UnaryOp):
-            operand = self.eval(node.operand, frame)
-            if isinstance(operand, Const) and isinstance(node.op, ast.USub):
-                if isinstance(operand.value, (int, float)):
-                    return Const(-operand.value)
-            return OPAQUE
-        if isinstance(node, ast.Subscript):
-            base = self.eval(node.value, frame)
-            index = self.eval(node.slice, frame)
-            if isinstance(base, Seq) and isinstance(index, Const) and isinstance(index.value, int):
-                if -len(base.items) <= index.value < len(base.items):
-                    return base.items[index.value]
-            if (
-                isinstance(base, Pipeline)
-                and base.source.op == "tfds.load"
-                and len(base.stages) == 1
-            ):
-                return base  # ``tfds.load(name)`` without a split: a dict of splits
-            return OPAQUE
-        if isinstance(node, ast.NamedExpr):
-            value = self.eval(node.value, frame)
-            self.bind(node.target, value, frame)
-            return value
-        if isinstance(node, ast.IfExp):
-            self.eval(node.test, frame)
-            body, orelse = self.eval(node.body, frame), self.eval(node.orelse, frame)
-            return body if body == orelse else OPAQUE
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.expr):
-                self.eval(child, frame)
+        if kind is ast.Constant:
+            return Const(node.value)
+        if self.expressions >= MAX_EXPRESSION_NESTING:
+            return self.eval_deep(node, frame)
+        self.expressions += 1
+        try:
+            if kind is ast.Attribute:
+                return self.attribute(self.eval(node.value, frame), node.attr)
+            if kind is ast.Call:
+                return self.eval_call(node, frame)
+            return self.evaluators.get(kind, self.eval_other)(node, frame)
+        finally:
+            self.expressions -= 1
+
+    def eval_deep(self, node: ast.expr, frame: Frame) -> Value:
+        """An expression nested too deep to evaluate by recursion (a chain of hundreds of
+        calls, a sum of a thousand terms): its sub-expressions are evaluated first, bottom up,
+        so that evaluating each finds the values of its own already there."""
+        order: list[ast.expr] = []
+        pending: list[tuple[ast.expr, bool]] = [(node, False)]
+        while pending:
+            sub, expanded = pending.pop()
+            if expanded:
+                order.append(sub)
+                continue
+            pending.append((sub, True))
+            pending.extend((child, False) for child in reversed(evaluated_children(sub)))
+        try:
+            for sub in order[:-1]:
+                self.steps += 1
+                if self.steps > self.max_steps:
+                    self.out_of_steps(sub)
+                    return OPAQUE
+                self.ready[sub] = self.evaluators.get(type(sub), self.eval_other)(sub, frame)
+            return self.evaluators.get(type(node), self.eval_other)(node, frame)
+        finally:
+            for sub in order:
+                self.ready.pop(sub, None)
+
+    def eval_constant(self, node: ast.Constant, frame: Frame) -> Value:
+        return Const(node.value)
+
+    def eval_name(self, node: ast.Name, frame: Frame) -> Value:
+        return self.lookup(node.id, frame)
+
+    def eval_attribute(self, node: ast.Attribute, frame: Frame) -> Value:
+        return self.attribute(self.eval(node.value, frame), node.attr)
+
+    def eval_sequence(self, node: ast.Tuple | ast.List, frame: Frame) -> Value:
+        value = Seq(tuple([self.eval(e, frame) for e in node.elts]))
+        return OPAQUE if value.oversized else value
+
+    def eval_lambda(self, node: ast.Lambda, frame: Frame) -> Value:
+        return Func(node, frame)
+
+    def eval_binop(self, node: ast.BinOp, frame: Frame) -> Value:
+        return self.binop(node.op, self.eval(node.left, frame), self.eval(node.right, frame))
+
+    def eval_unary(self, node: ast.UnaryOp, frame: Frame) -> Value:
+        operand = self.eval(node.operand, frame)
+        if isinstance(operand, Const) and isinstance(node.op, ast.USub):
+            if isinstance(operand.value, (int, float)):
+                return Const(-operand.value)
+        return OPAQUE
+
+    def eval_subscript(self, node: ast.Subscript, frame: Frame) -> Value:
+        base = self.eval(node.value, frame)
+        index = self.eval(node.slice, frame)
+        if isinstance(base, Seq) and isinstance(index, Const) and isinstance(index.value, int):
+            if -len(base.items) <= index.value < len(base.items):
+                return base.items[index.value]
+        if isinstance(base, Pipeline) and base.source.op == "tfds.load" and len(base.stages) == 1:
+            return base  # ``tfds.load(name)`` without a split: a dict of splits
+        return OPAQUE
+
+    def eval_named(self, node: ast.NamedExpr, frame: Frame) -> Value:
+        value = self.eval(node.value, frame)
+        self.bind(node.target, value, frame)
+        return value
+
+    def eval_ifexp(self, node: ast.IfExp, frame: Frame) -> Value:
+        self.eval(node.test, frame)
+        body, orelse = self.eval(node.body, frame), self.eval(node.orelse, frame)
+        return body if body == orelse else OPAQUE
+
+    def eval_other(self, node: ast.expr, frame: Frame) -> Value:
+        for child in expression_children(node):
+            self.eval(child, frame)
         return OPAQUE
 
     def lookup(self, name: str, frame: Frame) -> Value:
@@ -568,21 +701,7 @@ class ModuleInterpreter(DatasetUses):
     @staticmethod
     def binop(op: ast.operator, left: Value, right: Value) -> Value:
         if isinstance(left, Const) and isinstance(right, Const):
-            a, b = left.value, right.value
-            try:
-                if isinstance(op, ast.Add):
-                    return Const(a + b)
-                if isinstance(op, ast.Sub):
-                    return Const(a - b)
-                if isinstance(op, ast.Mult) and not isinstance(a, str) and not isinstance(b, str):
-                    return Const(a * b)
-                if isinstance(op, ast.Div):
-                    return Const(a / b)
-                if isinstance(op, ast.FloorDiv):
-                    return Const(a // b)
-            except (TypeError, ZeroDivisionError, OverflowError):
-                return OPAQUE
-            return OPAQUE
+            return fold(op, left.value, right.value)
         for this, other in ((left, right), (right, left)):
             if isinstance(this, Unknown) and this.replicas:
                 factor = None
@@ -608,10 +727,14 @@ class ModuleInterpreter(DatasetUses):
         self.inspecting -= inspecting
         if name in ("partial", "functools.partial") and args and isinstance(args[0], Func):
             base = args[0]
+            added = sum(weight(v) for v in [*args[1:], *kwargs.values()])
+            if base.weight + added > MAX_SEQ_SIZE:
+                return OPAQUE  # ``f = partial(f, f)`` on and on: too big to follow
             return replace(
                 base,
                 bound=base.bound + tuple(args[1:]),
                 bound_kwargs=base.bound_kwargs + tuple(kwargs.items()),
+                weight=base.weight + added,
             )
         if isinstance(callee, Method):
             result = self.call_method(node, callee.receiver, callee.name, args, kwargs)
@@ -631,7 +754,7 @@ class ModuleInterpreter(DatasetUses):
     def call(self, func: Func, args: list[Value], kwargs: dict[str, Value]) -> Value:
         """Analyse a module-defined function's body with these arguments (a call site)."""
         node = func.node
-        if len(self.stack) >= MAX_DEPTH or node in self.stack or self.steps > MAX_STEPS:
+        if len(self.stack) >= MAX_DEPTH or node in self.stack or self.steps > self.max_steps:
             return OPAQUE
         memo_key = self.memo_key(func, args, kwargs)
         if memo_key is not None and memo_key in self.memo:
@@ -669,13 +792,15 @@ class ModuleInterpreter(DatasetUses):
         node = func.node
         self.executed.add(node)
         frame = Frame(func.closure)
-        self.bind_parameters(
-            node, frame, list(func.bound) + args, {**dict(func.bound_kwargs), **kwargs}
-        )
+        # On the stack before its defaults are evaluated: a default may call the function
+        # itself, directly or through a ``functools.partial`` of it (``def f(x=p())``).
         self.stack.append(node)
         made_up = isinstance(node, FunctionNode) and flow.synthetic_name(node.name)
         self.inspecting += made_up  # ``_input_fn_null``, ``make_fake_data``: not real input
         try:
+            self.bind_parameters(
+                node, frame, list(func.bound) + args, {**dict(func.bound_kwargs), **kwargs}
+            )
             if isinstance(node, ast.Lambda):
                 return self.eval(node.body, frame)
             self.hoist(node.body, frame)
@@ -706,7 +831,7 @@ class ModuleInterpreter(DatasetUses):
                 value = args[i]
             elif param.arg in kwargs:
                 value = kwargs[param.arg]
-            elif default is not None and not (node is self.standalone and not self.stack):
+            elif default is not None and not (node is self.standalone and len(self.stack) == 1):
                 value = self.eval(default, frame.parent or self.module)
             else:
                 value = OPAQUE
@@ -1107,3 +1232,65 @@ class ModuleInterpreter(DatasetUses):
 def analyze_module(tree: ast.Module, path: str, text: str | None = None) -> Analysis:
     """Pipelines and training facts of one parsed module (``text``: its source, when at hand)."""
     return ModuleInterpreter(tree, path, text).run()
+
+
+def analyze(
+    tree: ast.Module, path: str, text: str | None = None
+) -> tuple[Analysis, tuple[str, int | None] | None]:
+    """Like :func:`analyze_module`, with why and from which line part of the module was not
+    analysed (``None`` when all of it was): a module beyond the analysis' limits."""
+    interpreter = ModuleInterpreter(tree, path, text)
+    analysis = interpreter.run()
+    return analysis, interpreter.incomplete
+
+
+def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement in ``body`` and in the blocks nested in it, at any depth (classes and
+    functions are statements: this finds them all, cheaper than ``ast.walk``)."""
+    pending = list(reversed(body))
+    while pending:
+        node = pending.pop()
+        yield node
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(node, name, None)
+            if isinstance(children, list):
+                pending.extend(reversed(children))
+
+
+def evaluated_children(node: ast.expr) -> list[ast.expr]:
+    """The sub-expressions ``ModuleInterpreter.eval`` evaluates for ``node``, in its order."""
+    if isinstance(node, ast.Call):
+        return [
+            node.func,
+            *(a for a in node.args if not isinstance(a, ast.Starred)),
+            *(k.value for k in node.keywords if k.arg),
+        ]
+    if isinstance(node, ast.Attribute):
+        return [node.value]
+    if isinstance(node, ast.Subscript):
+        return [node.value, node.slice]
+    if isinstance(node, ast.BinOp):
+        return [node.left, node.right]
+    if isinstance(node, ast.UnaryOp):
+        return [node.operand]
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return list(node.elts)
+    if isinstance(node, ast.NamedExpr):
+        return [node.value]
+    if isinstance(node, ast.IfExp):
+        return [node.test, node.body, node.orelse]
+    if isinstance(node, (ast.Constant, ast.Name, ast.Lambda)):
+        return []
+    return list(expression_children(node))
+
+
+def expression_children(node: ast.AST) -> Iterator[ast.expr]:
+    """The expressions directly under ``node`` (``ast.iter_child_nodes`` without the rest)."""
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.expr):
+            yield value
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, ast.expr):
+                    yield item

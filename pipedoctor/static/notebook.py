@@ -4,8 +4,10 @@ A notebook's state flows from cell to cell, so the code cells are joined into on
 ruff does) and analysed like a script. IPython syntax that is not Python is left out: line
 magics (``%pip``), shell lines (``!ls``, ``files = !ls``), help (``obj?``, ``??obj``) and cells
 that hold another language (``%%bash``, ``%%writefile``, ``%%html``). A cell indented as a whole
-is dedented. A cell that still does not parse is reported (PD000) and left out, so one broken
-cell does not hide the rest. Every line of the module maps back to its cell and its line there.
+is dedented. A cell that still does not compile is reported (PD000) and left out, so one
+broken cell does not hide the rest; so is a cell the file does not hold as nbformat says (not
+an object, no ``cell_type``, a source that is not text), never silently dropped. Every line of
+the module maps back to its cell and its line there.
 
 Cells are numbered from 1 over every cell, markdown included, as ruff and nbQA count them.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from dataclasses import dataclass, field
 
 PYTHON_CELL_MAGICS = frozenset(
@@ -32,8 +35,18 @@ PYTHON_CELL_MAGICS = frozenset(
 )
 """Cell magics whose body is Python run in the kernel: the magic line goes, the body stays."""
 _ASSIGNED_SHELL = re.compile(r"^(\s*[\w.\[\], ]+=\s*)[!%]")
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+NEWLINE = re.compile(r"\r\n|\r|\n")
 """Line breaks as the Python tokenizer counts them (``str.splitlines`` counts more)."""
+
+
+def source_lines(text: str) -> list[str]:
+    """The lines of source as the tokenizer and the line numbers of ``ast`` count them: cut at
+    ``\\n``, ``\\r\\n`` and ``\\r`` only. ``str.splitlines`` also cuts at a form feed, a
+    vertical tab, ``\\x1c``-``\\x1e``, ``\\x85`` and U+2028/U+2029, which Python takes as
+    ordinary characters: line numbers counted so would drift after the first one."""
+    return text.split("\n") if "\r" not in text else NEWLINE.split(text)
+
+
 _AUTOMAGIC = re.compile(
     r"^\s*(ls|cd|pwd|pip|conda|cat|mkdir|rm|cp|mv|env|load_ext|matplotlib|tensorboard|time"
     r"|timeit|who|whos|history|alias|man|less|clear|reload_ext|run)"
@@ -97,10 +110,16 @@ def read_notebook(text: str) -> NotebookSource | None:
     places: list[CellPlace] = []
     broken: list[tuple[CellPlace, str, int | None]] = []
     for number, cell in enumerate(cells, start=1):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+        problem = _malformed(cell)
+        if problem is not None:
+            broken.append((CellPlace(number, 1), f"cell not read: {problem}", None))
+            continue
+        if cell["cell_type"] != "code":
             continue
         source = _source(cell)
         if source is None:
+            message = "cell not read: its source is neither a string nor a list of strings"
+            broken.append((CellPlace(number, 1), message, None))
             continue
         code, indents, error = python_of_cell(source)
         if error is not None:
@@ -117,14 +136,37 @@ def read_notebook(text: str) -> NotebookSource | None:
 
 
 def _cells(data: object) -> list:
-    """The cell list of nbformat 4 (``cells``) or 3 (``worksheets[0].cells``)."""
+    """The cell list of nbformat 4 (``cells``) or 3 (the ``cells`` of each worksheet)."""
     if isinstance(data, dict):
         if isinstance(data.get("cells"), list):
             return data["cells"]
         sheets = data.get("worksheets")
         if isinstance(sheets, list):
-            return [c for s in sheets if isinstance(s, dict) for c in s.get("cells") or []]
+            cells: list = []
+            for number, sheet in enumerate(sheets, start=1):
+                held = sheet.get("cells", []) if isinstance(sheet, dict) else None
+                if not isinstance(held, list):
+                    raise NotebookError(f"not a valid notebook: worksheet {number} has no cells")
+                cells.extend(held)
+            return cells
+        if "cells" in data:
+            raise NotebookError("not a valid notebook: its cells are not a list")
     raise NotebookError("not a valid notebook: no cells")
+
+
+def _malformed(cell: object) -> str | None:
+    """Why a cell is not one nbformat describes, or ``None`` when it is one."""
+    if not isinstance(cell, dict):
+        return f"a cell must be an object, not {_json_type(cell)}"
+    kind = cell.get("cell_type")
+    if not isinstance(kind, str):
+        return "it has no cell_type" if kind is None else "its cell_type is not a string"
+    return None
+
+
+def _json_type(value: object) -> str:
+    names = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
 
 
 def _is_python(data: dict) -> bool:
@@ -151,7 +193,7 @@ def python_of_cell(source: str) -> tuple[str, list[int], tuple[str, int, int | N
     The line count never changes, so line ``n`` of the result is line ``n`` of the cell. A cell
     that parses as it is is taken as it is (its strings may hold ``%`` or ``?`` at a line end).
     """
-    lines = _NEWLINE.split(source)
+    lines = NEWLINE.split(source)
     first = next((line.strip() for line in lines if line.strip()), "")
     if first.startswith("%%"):
         magic = first[2:].split(maxsplit=1)[0] if first[2:].strip() else ""
@@ -161,7 +203,7 @@ def python_of_cell(source: str) -> tuple[str, list[int], tuple[str, int, int | N
         lines[index] = ""
     code = "\n".join(lines)
     if _parses(code):
-        return code, [0] * len(lines), None
+        return _compiled(code, [0] * len(lines))
     lines = _without_ipython(lines)
     first_code = next((line for line in lines if line.strip()), "")
     prefix = first_code[: len(first_code) - len(first_code.lstrip())]
@@ -173,6 +215,26 @@ def python_of_cell(source: str) -> tuple[str, list[int], tuple[str, int, int | N
     code = "\n".join(lines)
     try:
         ast.parse(code)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        shift = indents[line - 1] if 0 < line <= len(indents) else 0
+        column = exc.offset + shift if exc.offset and exc.offset > 0 else None
+        return "", indents, (f"SyntaxError: {exc.msg}", line, column)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return "", indents, (f"cannot parse: {exc}", 1, None)
+    return _compiled(code, indents)
+
+
+def _compiled(
+    code: str, indents: list[int]
+) -> tuple[str, list[int], tuple[str, int, int | None] | None]:
+    """The cell as it is when it compiles as IPython compiles a cell (top-level ``await``
+    allowed); else the error: ``ast.parse`` accepts ``return`` outside a function, a repeated
+    argument name, ``nonlocal`` at the top, which the compiler rejects."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(code, "<cell>", "exec", ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     except SyntaxError as exc:
         line = exc.lineno or 1
         shift = indents[line - 1] if 0 < line <= len(indents) else 0

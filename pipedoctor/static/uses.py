@@ -87,7 +87,7 @@ class DatasetUses:
         self, body: list[ast.stmt], frame: Frame, iterated: Value | None, node: ast.AST
     ) -> None:
         """A loop body, knowing what the loop does; the dataset it iterates ends so."""
-        vocabulary = flow.body_words(body)
+        vocabulary = self.vocabulary(node, body)
         self.loops.append(vocabulary)
         try:
             if vocabulary.yields:

@@ -8,6 +8,15 @@ from typing import Any
 
 from pipedoctor.pipeline import Pipeline
 
+MAX_SEQ_SIZE = 2_000
+"""Values a tuple or list may hold, counted through nested ones, before it is unknown."""
+MAX_SEQ_DEPTH = 32
+"""Tuples nested in tuples before the value is unknown."""
+MAX_TEXT = 10_000
+"""Characters (or bytes) a string computed from constants may have before it is unknown."""
+MAX_INT_BITS = 256
+"""Bits an integer computed from constants may have before it is unknown."""
+
 
 @dataclass(frozen=True)
 class Unknown:
@@ -49,6 +58,25 @@ class Seq:
     """A tuple or list whose items are abstract values."""
 
     items: tuple[Value, ...]
+    size: int = field(default=0, compare=False, repr=False)
+    """Values in it, counted through nested tuples (a tuple held twice counts twice): what
+    walking, printing or comparing it costs."""
+    depth: int = field(default=0, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        size, depth = len(self.items), 1
+        for item in self.items:
+            if isinstance(item, Seq):
+                size += item.size
+                depth = max(depth, item.depth + 1)
+            elif isinstance(item, Func):
+                size += item.weight
+        object.__setattr__(self, "size", size)
+        object.__setattr__(self, "depth", depth)
+
+    @property
+    def oversized(self) -> bool:
+        return self.size > MAX_SEQ_SIZE or self.depth > MAX_SEQ_DEPTH
 
 
 @dataclass(frozen=True)
@@ -76,6 +104,9 @@ class Func:
     bound: tuple[Value, ...] = ()
     bound_kwargs: tuple[tuple[str, Value], ...] = ()
     owner: ClassInfo | None = None
+    weight: int = field(default=1, repr=False)
+    """Values bound into it by ``functools.partial``, counted through those that are
+    partials or tuples themselves (see ``Seq.size``)."""
 
 
 @dataclass(eq=False)
@@ -148,3 +179,46 @@ class Frame:
                 return frame.vars[name]
             frame = frame.parent
         return None
+
+
+def weight(value: Value) -> int:
+    """What a value counts for in ``Seq.size`` and ``Func.weight``."""
+    if isinstance(value, Seq):
+        return value.size + 1
+    if isinstance(value, Func):
+        return value.weight
+    return 1
+
+
+def fold(op: ast.operator, a: Any, b: Any) -> Value:
+    """``a op b`` for two constants from the source, computed only while it stays small: the
+    code may build a huge string or number (``s = s + s`` forty times, even in dead code),
+    and the analysis must not. Anything else is unknown."""
+    texts = (str, bytes)
+    if isinstance(a, texts) or isinstance(b, texts):
+        if isinstance(op, ast.Add) and type(a) is type(b) and len(a) + len(b) <= MAX_TEXT:
+            return Const(a + b)
+        return OPAQUE  # ``"ab" * n``, ``"%s" % x``, ``b"" + ""``: nothing a rule reads
+    numbers = (int, float)
+    if not isinstance(a, numbers) or not isinstance(b, numbers):
+        return OPAQUE
+    if any(isinstance(x, int) and x.bit_length() > MAX_INT_BITS for x in (a, b)):
+        return OPAQUE
+    try:
+        if isinstance(op, ast.Add):
+            result = a + b
+        elif isinstance(op, ast.Sub):
+            result = a - b
+        elif isinstance(op, ast.Mult):
+            result = a * b
+        elif isinstance(op, ast.Div):
+            result = a / b
+        elif isinstance(op, ast.FloorDiv):
+            result = a // b
+        else:
+            return OPAQUE
+    except (ArithmeticError, ValueError):
+        return OPAQUE
+    if isinstance(result, int) and result.bit_length() > MAX_INT_BITS:
+        return OPAQUE
+    return Const(result)
