@@ -71,6 +71,8 @@ class Run:
     reached: dict[str, float] | None = None
     scaling_efficiency: float | None = None
     notes: list[str] = field(default_factory=list)
+    model: str | None = None
+    """``Sequential, 9 parameters``: to tell runs of different models apart."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +81,7 @@ class Run:
             "global_batch": self.global_batch,
             "steady_samples_per_s": self.steady_samples_per_s,
             "epochs_run": len(self.epochs),
+            "model": self.model,
             "scaling_efficiency": self.scaling_efficiency,
             "reached": self.reached,
             "curve": [
@@ -129,7 +132,11 @@ def load_run(folder: Path, target: Target) -> Run:
     steady = statistics.median(rates) if rates else _number(m.get("training_samples_per_s"))
     if len(epochs) == 1:
         notes.append("one epoch only: its throughput includes start-up")
+    info = m.get("model") if isinstance(m.get("model"), Mapping) else {}
+    size = info.get("parameters")
+    model = f"{info.get('class')}, {size:,} parameters" if isinstance(size, int) else None
     return Run(
+        model=model,
         name=name,
         devices=int(m.get("replicas") or 1),
         global_batch=_int(m.get("batch_size")),
@@ -175,7 +182,16 @@ def compare(folders: Sequence[Path], target: Target) -> dict[str, Any]:
         for run in runs:
             if run.devices > 1 and run.steady_samples_per_s and base:
                 run.scaling_efficiency = round(run.steady_samples_per_s / (run.devices * base), 3)
+    models = {run.model for run in runs if run.model}
+    notes = []
+    if len(models) > 1:
+        notes.append(
+            "the runs trained different models ("
+            + "; ".join(f"{run.name}: {run.model}" for run in runs if run.model)
+            + "): their times compare the models as well as the setups"
+        )
     return {
+        "notes": notes,
         "target": {
             "metric": target.metric,
             "value": target.value,
@@ -268,4 +284,5 @@ def render_text(result: Mapping[str, Any]) -> str:
     lines.append("")
     lines += [f"{sentence}." for sentence in result["verdict"]]
     lines += [f"note: run {run['name']}: {n}" for run in result["runs"] for n in run["notes"]]
+    lines += [f"note: {n}" for n in result.get("notes", [])]
     return "\n".join(lines) + "\n"

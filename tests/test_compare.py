@@ -124,3 +124,21 @@ def test_text_json_and_html(runs, tmp_path: Path) -> None:
     html = page.read_text()
     assert html.count("<polyline") >= 4  # two runs, against wall time and against samples
     assert "against wall time" in html and "against samples seen" in html
+
+
+def test_runs_of_different_models_are_compared_with_a_note(runs, tmp_path: Path) -> None:
+    small, _ = runs
+    other = tmp_path / "wider"
+    keras.utils.set_random_seed(0)
+    x, y = problem()
+    model = keras.Sequential(
+        [keras.Input((8,)), keras.layers.Dense(4, activation="relu"),
+         keras.layers.Dense(1, activation="sigmoid")]
+    )  # fmt: skip
+    model.compile(keras.optimizers.SGD(0.01), "binary_crossentropy", metrics=["accuracy"])
+    data = tf.data.Dataset.from_tensor_slices((x, y)).batch(64)
+    monitor = Monitor(log_dir=str(other), verbose=0)
+    model.fit(data, validation_data=data.take(4), epochs=2, verbose=0, callbacks=[monitor])
+    result = compare([small, other], Target.parse("val_accuracy=0.6"))
+    (note,) = result["notes"]
+    assert "the runs trained different models" in note and "9 parameters" in note

@@ -206,7 +206,7 @@ class Monitor(keras.callbacks.Callback):
         self._clock = StepClock(
             self._on_call, self._on_plain_calls, backend, sampler, self._now, strategy
         )
-        self._setup = {"backend": backend, **_strategy(self.model, backend)}
+        self._setup = {"backend": backend, **_strategy(self.model, backend), **_model(self.model)}
         self._config = self._load_config()
         self._wait_limit = diagnosis.wait_limit(
             diagnosis.thresholds(self._config.selection.params.get("PD301"))
@@ -591,3 +591,12 @@ def epoch_logs(logs: Any) -> dict[str, float]:
         if math.isfinite(number):
             metrics[str(name)] = number
     return metrics
+
+
+def _model(model: Any) -> dict[str, Any]:
+    """What tells one model from another across runs (``compare``): its class and size."""
+    try:
+        parameters = int(model.count_params())
+    except (ValueError, AttributeError, TypeError):  # not built yet
+        parameters = None
+    return {"model": {"class": type(model).__name__, "parameters": parameters}}
