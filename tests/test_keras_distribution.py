@@ -96,7 +96,7 @@ def checked(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
         (folder / "train.py").write_text(source.format(devices=devices))
         command = [sys.executable, "-m", "pipedoctor", "check", "train.py", "--format", "json"]
         process = subprocess.Popen(
-            [*command, "--timeout", "50", "-q"],
+            [*command, "--timeout", "75", "-q"],
             cwd=folder,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -105,7 +105,7 @@ def checked(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
         running[name] = (process, folder)
     reports = {}
     for name, (process, folder) in running.items():
-        out, err = process.communicate(timeout=120)
+        out, err = process.communicate(timeout=180)
         assert process.returncode == (2 if name in INCOMPLETE else 0), f"{name}: {err[-3000:]}"
         reports[name] = (json.loads(out), folder)
     return reports
