@@ -142,9 +142,11 @@ class ModuleInterpreter(DatasetUses):
         self.expressions = 0
         self.blocks = 0
         self.ready: dict[ast.AST, Value] = {}
-        self.branches: dict[ast.AST, object] = {}
-        self.vocabularies: dict[ast.AST, flow.Vocabulary] = {}
         """Values of sub-expressions evaluated ahead of their parent (see ``eval_deep``)."""
+        self.branches: dict[ast.AST, object] = {}
+        """``if`` test → which branch builds made-up input (see ``synthetic_branch``)."""
+        self.vocabularies: dict[ast.AST, flow.Vocabulary] = {}
+        """Loop → the words of its body (see ``vocabulary``)."""
         self.evaluators = {
             ast.Constant: self.eval_constant,
             ast.Name: self.eval_name,
@@ -325,7 +327,7 @@ class ModuleInterpreter(DatasetUses):
     # ----------------------------------------------------------------------------- helpers
 
     def location(self, node: ast.AST) -> Location:
-        line, col = node.lineno, node.col_offset
+        line, col = node.lineno, node.col_offset  # type: ignore[attr-defined]
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             func = node.func
             if func.end_lineno is not None and func.end_col_offset is not None:
@@ -439,11 +441,11 @@ class ModuleInterpreter(DatasetUses):
             finally:
                 del self.reach.scopes[len(self.reach.scopes) - scopes :]
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            self.exec_block(stmt.body, frame)
-            for handler in stmt.handlers:
+            self.exec_block(stmt.body, frame)  # type: ignore[attr-defined]
+            for handler in stmt.handlers:  # type: ignore[attr-defined]
                 self.exec_block(handler.body, frame)
-            self.exec_block(stmt.orelse, frame)
-            self.exec_block(stmt.finalbody, frame)
+            self.exec_block(stmt.orelse, frame)  # type: ignore[attr-defined]
+            self.exec_block(stmt.finalbody, frame)  # type: ignore[attr-defined]
         elif isinstance(stmt, FunctionNode):
             if frame is not self.module:
                 frame.vars[stmt.name] = Func(stmt, frame)
