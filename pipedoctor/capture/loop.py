@@ -29,6 +29,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from typing import Any
 
+from pipedoctor.measure.protocol import time_to_stop
 from pipedoctor.measure.rates import RateMeter
 
 PLAN_ATTR = "_pipedoctor_loop"
@@ -86,7 +87,7 @@ class LoopPlan:
         now = time.perf_counter()
         assert self._meter is not None
         self._meter.add(now, self.samples)
-        if _time_to_stop(self._meter, self._deadline, self.budget.deadline):
+        if time_to_stop(self._meter, self._deadline, self.budget.deadline):
             self.rates[self.phase] = self._meter.rate()
             if self.phase == "ceiling":
                 self._begin("training")
@@ -156,12 +157,6 @@ class LoopPlan:
 
         local = self.strategy.experimental_local_results(batch)
         return sum(samples_in(part) for part in local) or 1
-
-
-def _time_to_stop(meter: RateMeter, deadline: float, hard_deadline: float) -> bool:
-    from pipedoctor.measure.protocol import time_to_stop
-
-    return time_to_stop(meter, deadline, hard_deadline)
 
 
 _RECENT: list[Callable[[], Any]] = [lambda: None]
