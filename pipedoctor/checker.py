@@ -187,7 +187,7 @@ def check(
     what is known of its compute). Raises :class:`CheckError` when nothing could be measured.
     """
     from pipedoctor.config import load_config
-    from pipedoctor.measure.job import measure_job
+    from pipedoctor.measure.job import JobOptions, measure_job
     from pipedoctor.measure.protocol import MeasureError
     from pipedoctor.progress import Progress, in_notebook
 
@@ -195,10 +195,12 @@ def check(
     config = load_config(Path.cwd(), select=select, ignore=ignore)
     shown = Progress() if progress is None and in_notebook() else None  # as the CLI shows it
     try:
-        job = measure_job(
-            dataset, model, timeout, progress or shown or (lambda _: None), config.selection,
-            workers=workers, profile=Path(profile).resolve() if profile is not None else None,
-        )  # fmt: skip
+        options = JobOptions(
+            config.selection,
+            workers=workers,
+            profile=Path(profile).resolve() if profile is not None else None,
+        )
+        job = measure_job(dataset, model, timeout, progress or shown or (lambda _: None), options)
     except MeasureError as exc:
         raise CheckError(str(exc)) from None
     finally:

@@ -21,6 +21,7 @@ import sys
 import time
 import traceback
 import weakref
+from collections import Counter
 from contextlib import contextmanager
 from importlib.util import find_spec
 from pathlib import Path
@@ -218,6 +219,7 @@ class Capture:
                 capture.time_loop(
                     strategy, dataset, distributed, "experimental_distribute_dataset",
                     lambda: original_distribute(strategy, dataset.repeat(), *args, **kw),
+                    fixed=lambda: original_distribute(strategy, one_batch(dataset), *args, **kw),
                 )  # fmt: skip
             return distributed
 
@@ -241,6 +243,9 @@ class Capture:
                         strategy, lambda ctx: dataset_fn(ctx).repeat(), *args, **kw
                     ),
                     refit=lambda: dataset_fn(tf.distribute.InputContext(1, 0, 1)),
+                    fixed=lambda: original_from_function(
+                        strategy, lambda ctx: one_batch(dataset_fn(ctx)), *args, **kw
+                    ),
                 )  # fmt: skip
             return distributed
 
@@ -281,7 +286,7 @@ class Capture:
             self.stop()
         self.time_loop(
             tf.distribute.get_strategy(), dataset, None, "a custom loop's first optimizer step",
-            lambda: dataset.repeat(), iterator=iterator,
+            lambda: dataset.repeat(), iterator=iterator, fixed=lambda: one_batch(dataset),
         )  # fmt: skip
 
     def time_loop(
@@ -293,11 +298,13 @@ class Capture:
         repeated: Any,
         iterator: Any = None,
         refit: Any = None,
+        fixed: Any = None,
     ) -> None:
         """Time the custom loop over ``distributed`` (or reading ``iterator``) from its next
         batch on (see ``capture.loop``); ``repeated`` makes a repeated copy for the training
-        phase; ``refit`` makes the dataset ``fit`` measures when the distributed dataset is handed
-        to ``fit`` after all (global batches)."""
+        phase, ``fixed`` one that serves its first batch for ever (the ceiling of a compiled
+        step); ``refit`` makes the dataset ``fit`` measures when the distributed dataset is
+        handed to ``fit`` after all (global batches)."""
         from pipedoctor.capture.loop import LoopPlan, mark, mark_iterator
         from pipedoctor.measure.protocol import Budget, MeasureError, measure_input
         from pipedoctor.measure.sampling import Sampling
@@ -323,7 +330,10 @@ class Capture:
         def finish(plan: LoopPlan) -> None:
             capture.finish_loop(plan, state, sampling, dataset, hook)
 
-        plan = LoopPlan(strategy, repeated, None, start, finish, progress, run_after=self.run_after)
+        plan = LoopPlan(
+            strategy, repeated, None, start, finish, progress, run_after=self.run_after,
+            fixed=fixed,
+        )  # fmt: skip
         plan.dataset, plan.distributed = dataset, distributed
         plan.refit = refit or (lambda: dataset)
         self.timing = plan
@@ -337,7 +347,7 @@ class Capture:
     def finish_loop(
         self, plan: Any, state: dict[str, Any], sampling: Any, dataset: Any, hook: str
     ) -> None:
-        from pipedoctor.capture.loop import IN_GRAPH
+        from pipedoctor.capture import writes
         from pipedoctor.measure.job import finish_job
         from pipedoctor.measure.placement import StrategyPlacement
 
@@ -350,12 +360,26 @@ class Capture:
         measured.strategy = placement.name
         if plan.ended_in is not None:
             measured.notes.append(
-                f"the script's loop ended while its {plan.ended_in} was timed: the figures are "
-                "those of the steps it ran; a longer loop (more steps or epochs) measures it better"
+                f"the script's loop {plan.ended_by} while its {plan.ended_in} was timed: the "
+                "figures are those of the steps it ran, and the script was stopped there; a "
+                "longer loop (more steps or epochs) measures it better"
+            )
+        if writes.GUARD.skipped:
+            counts = Counter(writes.GUARD.skipped)
+            saves = ", ".join(f"{n} {what} save{'s' * (n > 1)}" for what, n in counts.items())
+            measured.notes.append(
+                f"while its loop was timed the script's saves were skipped ({saves}): no file "
+                "of yours holds weights trained on the check's batches"
             )
         if plan.in_graph:
-            measured.extra["incomplete"] = IN_GRAPH
-        elif self.run_after:
+            measured.extra["incomplete"] = plan.incomplete
+        elif plan.compiled:
+            measured.notes.append(
+                f"the loop reads its batches inside its compiled step ({plan.per_call} per "
+                "call): each call was timed as that many steps, the ceiling with its iterator "
+                "serving one batch over and over"
+            )
+        if self.run_after and not plan.in_graph:
             measured.notes.append(
                 "the compute ceiling of a custom loop is not measured with --run-after: it "
                 "feeds the loop one batch over and over, which would change your training"
@@ -365,13 +389,13 @@ class Capture:
                 "a custom loop's scaling efficiency and parity are not measured: they need a "
                 "copy of its step on one device, and the step is the script's own code"
             )
+        info = {"hook": hook, "given": "a custom training loop"}
         job = finish_job(
             dataset, self.model(), measured, sampling, state["budget"], state["started"],
             lambda message: self.events.send("progress", message=message),
-            selection=self.selection, where=self.where, workers=self.workers,
-            sites=self.sites(), placement=placement,
+            self.job_options(info, placement=placement),
         )  # fmt: skip
-        self.send_result(job, {"hook": hook, "given": "a custom training loop"})
+        self.send_result(job, info)
         if not self.run_after:
             self.stop()
 
@@ -413,14 +437,8 @@ class Capture:
                 dataset,
                 model,
                 max(1.0, self.deadline - time.time()),
-                progress=lambda message: self.events.send("progress", message=message),
-                where=self.where,
-                workers=self.workers,
-                validation=self.validation,
-                selection=self.selection,
-                sites=self.sites(),
-                profile=self.profile,
-                built_by=built_by,
+                lambda message: self.events.send("progress", message=message),
+                self.job_options(capture_info, built_by=built_by),
             )
         except MeasureError as exc:
             raise_error(self.events, str(exc))
@@ -429,7 +447,23 @@ class Capture:
             self.stop()
         self.send_result(job, capture_info)
 
-    def send_result(self, job: Any, capture_info: dict[str, Any]) -> None:
+    def job_options(self, capture_info: dict[str, Any], **given: Any) -> Any:
+        """What the job is told about the script, with a partial result sent ahead of the
+        graph doctor: if that runs past the check's time, the report still comes."""
+        from pipedoctor.measure.job import JobOptions
+
+        return JobOptions(
+            self.selection,
+            where=self.where,
+            workers=self.workers,
+            validation=self.validation,
+            sites=self.sites(),
+            profile=self.profile,
+            partial=lambda job: self.send_result(job, capture_info, event="partial"),
+            **given,
+        )
+
+    def send_result(self, job: Any, capture_info: dict[str, Any], event: str = "result") -> None:
         if self.fit is not None:
             job.measurements["fit"] = self.fit
         if self.where is not None:  # where job-level findings point, for SARIF
@@ -437,7 +471,7 @@ class Capture:
                 "path": self.where.path, "line": self.where.line, "column": self.where.column,
             }  # fmt: skip
         self.events.send(
-            "result",
+            event,
             measurements=job.measurements,
             notes=job.notes,
             findings=[f.to_dict() for f in job.findings],
@@ -491,6 +525,12 @@ def keras_input(x: Any, y: Any, batch_size: Any, kw: dict[str, Any]) -> tuple[An
     steps = getattr(adapter, "num_batches", None)
     built_by = kinds.get(type(adapter).__name__, type(x).__name__)
     return dataset, built_by, steps if isinstance(steps, int) and steps > 0 else None
+
+
+def one_batch(dataset: Any) -> Any:
+    """``dataset``'s first batch for ever, with its element spec: a compiled step that reads
+    it keeps its trace, and the pipeline's cost is gone after the first read."""
+    return dataset.take(1).cache().repeat()
 
 
 def selection_from_json(text: str) -> Any:

@@ -16,9 +16,15 @@ The loop trains the user's model while it is timed, so the script is stopped rig
 ``--run-after`` the loop's training must stay the user's: only real training is timed, on the
 loop's own batches, and the ceiling is left out.
 
-A loop that reads its batches inside a ``tf.function`` (``next(iterator)`` in a compiled step)
-cannot be timed from Python: it is stopped at its first trace, with the pipeline alone measured
-and the reason in the report.
+A loop that reads its batches inside a ``tf.function`` (``train_step(iterator)`` with
+``next(iterator)`` in the compiled step, as the multi-worker tutorial and most model-garden
+loops do) asks for no batch from Python. There the clock is the call of the compiled step that
+takes the iterator: one call runs as many steps as its trace reads batches, and the iterator is
+made to read, from the next call on, what the phase serves (the same batch, then the repeated
+copy), since a compiled step takes its iterator's resources afresh at every call. A step that
+reads its batches inside a graph loop (``for _ in tf.range(n)``), where the number of batches
+per call cannot be read from its trace, and an iterator the step captures instead of taking as
+an argument, still end with the pipeline alone measured and the reason in the report.
 """
 
 from __future__ import annotations
@@ -29,21 +35,37 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from typing import Any
 
+from pipedoctor.capture import writes
 from pipedoctor.measure.protocol import time_to_stop
 from pipedoctor.measure.rates import RateMeter
 
 PLAN_ATTR = "_pipedoctor_loop"
+SERVES_ATTR = "_pipedoctor_serves"
+TRACE_ATTR = "_pipedoctor_reads"
+"""On a compiled function: (batches its latest trace reads, whether it reads them in a loop)."""
 IN_GRAPH = (
-    "the loop reads its batches inside a tf.function (`next(iterator)` in a compiled step), "
-    "where the check cannot time its steps: only the input pipeline was measured. Iterate the "
-    "distributed dataset in Python (`for batch in dist_dataset: step(batch)`) to measure it"
+    "the loop reads its batches inside a tf.function from an iterator the function does not "
+    "take as an argument, where the check cannot time its steps: only the input pipeline was "
+    "measured. Pass the iterator to the compiled step (`train_step(iterator)`), or iterate the "
+    "distributed dataset in Python (`for batch in dist_dataset: step(batch)`), to measure it"
+)
+IN_GRAPH_LOOP = (
+    "the loop's compiled step reads its batches inside a graph loop (`for _ in tf.range(n)`), "
+    "so how many batches one call takes cannot be read from its trace: only the input pipeline "
+    "was measured. Check it with one batch per call (n = 1) to measure it"
+)
+NO_READS = (
+    "the loop's compiled step takes the iterator but its trace reads no batch with "
+    "`next(iterator)`, so its steps cannot be counted: only the input pipeline was measured"
 )
 
 
 class LoopPlan:
     """The phases of one timed loop: ``start`` (no batch served yet), ``ceiling``, ``training``,
     then ``done``, when ``finish`` gets the figures (and, unless the loop may train on, stops
-    the script)."""
+    the script). ``source`` makes the repeated copy real training reads; ``fixed`` makes a
+    dataset of the same kind that serves its first batch for ever (the ceiling of a compiled
+    step, which reads whatever its iterator holds)."""
 
     def __init__(
         self,
@@ -55,11 +77,14 @@ class LoopPlan:
         progress: Callable[[str], None],
         *,
         run_after: bool,
+        fixed: Callable[[], Any] | None = None,
     ) -> None:
         self.strategy = strategy
         self._on_start = start
         self._source_factory = source
+        self._fixed_factory = fixed
         self._source: Any = None
+        self._fixed: Any = None
         self.budget = budget
         self._finish = finish
         self.progress = progress
@@ -67,12 +92,21 @@ class LoopPlan:
         self.phase = "start"
         self.first: Any = None
         self.samples = 0
+        self.per_call = 1
+        """Batches one call of a compiled step reads (1 for a loop that reads in Python)."""
         self.rates: dict[str, Any] = {}
         self.in_graph = False
+        self.incomplete: str | None = None
+        """Why the loop's steps could not be timed, when they could not."""
+        self.compiled = False
+        """Whether the loop is timed by the calls of a compiled step (see the module's text)."""
         self.ended_in: str | None = None
         """The phase the script's loop ended in, when it ended before the measurement did."""
+        self.ended_by = "ended"
+        """What ended it: the loop running out of steps, or the script about to write."""
         self._meter: RateMeter | None = None
         self._deadline = 0.0
+        self.in_call = False
         self._sampling = ExitStack()
         self.sampling_context: Callable[[], Any] | None = None
 
@@ -84,19 +118,57 @@ class LoopPlan:
         """The batch the loop gets at this request; the request ends the step before it."""
         if self.phase == "start":
             return self._start(iterator, original)
+        self._tick(self.samples)
+        if not self.active:
+            return original(iterator)  # only under --run-after: the loop trains on
+        if self.phase == "ceiling":
+            return self.first
+        return original(iterator) if self.run_after else next(self._source)
+
+    def call(self, function: Any, iterator: Any, run: Callable[[], Any]) -> Any:
+        """One call of the compiled step ``function`` that reads ``iterator``: the call ends
+        the one before it, and its iterator reads this phase's batches."""
+        if self.phase == "start":
+            self._start_compiled()
+        else:
+            self._tick(self.samples * self.per_call)
+        if self.phase in ("ceiling", "training") and not self.run_after:
+            _adopt(iterator, self._fixed if self.phase == "ceiling" else self._source)
+        self.in_call = True
+        try:
+            result = run()
+        finally:
+            self.in_call = False
+        reads = getattr(function, TRACE_ATTR, None)
+        if self.active and reads is not None:
+            batches, in_loop = reads
+            if in_loop or batches == 0:
+                self.stop_in_graph(IN_GRAPH_LOOP if in_loop else NO_READS)
+            self.per_call = batches
+        return result
+
+    def serving(self) -> Any:
+        """The iterator a new epoch of a compiled loop gets while a phase is timed: the one the
+        phase reads, not a fresh copy of the script's pipeline (starting one each epoch would
+        spend the host's cores on batches nobody reads)."""
+        if not self.compiled or self.run_after or self.phase not in ("ceiling", "training"):
+            return None
+        served = self._fixed if self.phase == "ceiling" else self._source
+        vars(served).update({PLAN_ATTR: self, SERVES_ATTR: served})
+        return served
+
+    def _tick(self, samples: int) -> None:
+        """A step (or a call's steps) of ``samples`` ended now: move on when the phase has
+        its figure."""
         now = time.perf_counter()
         assert self._meter is not None
-        self._meter.add(now, self.samples)
+        self._meter.add(now, samples)
         if time_to_stop(self._meter, self._deadline, self.budget.deadline):
             self.rates[self.phase] = self._meter.rate()
             if self.phase == "ceiling":
                 self._begin("training")
             else:
                 self._end()
-                return original(iterator)  # only under --run-after: the loop trains on
-        if self.phase == "ceiling":
-            return self.first
-        return original(iterator) if self.run_after else next(self._source)
 
     def _start(self, iterator: Any, original: Callable[[Any], Any]) -> Any:
         self.phase = "pipeline"  # not active: the check's own reads pass through
@@ -112,10 +184,28 @@ class LoopPlan:
         self._begin("ceiling")
         return self.first
 
-    def _begin(self, phase: str) -> None:
+    def _start_compiled(self) -> None:
+        self.phase = "pipeline"
+        self.compiled = True
+        self._on_start()
+        if self._fixed_factory is None:
+            self.stop_in_graph()
+            return
+        self._fixed = iter(self._fixed_factory())
+        self.samples = self.batch_samples(next(self._fixed))
+        if self.run_after:  # the user's own batches: only real training is timed
+            self._begin("training")
+            return
+        self._source = iter(self._source_factory())
+        self._begin("ceiling")
 
+    def _begin(self, phase: str) -> None:
+        if not self.run_after:  # the loop now trains on the check's batches
+            writes.arm(lambda what: self.finish_now(f"was about to {what}"))
         self.phase = phase
-        self._meter = RateMeter(warmup_items=2, warmup_s=0.3)
+        # A loop's length is the script's: shorter blocks and a ±10% target leave a loop of a
+        # few hundred steps room for both phases.
+        self._meter = RateMeter(warmup_items=2, warmup_s=0.3, block_s=0.1, target=0.10)
         self._deadline = self.budget.phase_deadline(phase)
         if phase == "ceiling":
             self.progress("measuring the compute ceiling: the loop fed one batch, on the devices")
@@ -126,25 +216,29 @@ class LoopPlan:
 
     def _end(self) -> None:
         self.phase = "done"
+        writes.disarm()
         self._sampling.close()
         self._finish(self)
 
-    def finish_now(self) -> None:
-        """The script ended while its loop was timed (the loop ran out of steps): what was
-        measured so far is the result, and ``ended_in`` says in which phase."""
+    def finish_now(self, why: str = "ended") -> None:
+        """The script's loop ended while it was timed (it ran out of steps, or the script was
+        about to write, ``why``): what was measured so far is the result, and ``ended_in``
+        says in which phase."""
         if self.phase not in ("ceiling", "training"):
             return
         if self._meter is not None:
             self.rates[self.phase] = self._meter.rate()
-        self.ended_in = self.phase
+        self.ended_in, self.ended_by = self.phase, why
         self._end()
 
-    def stop_in_graph(self) -> None:
-        """The loop reads batches inside a compiled function: nothing to time from here. The
-        pipeline is still timed, eagerly, outside the function being traced."""
+    def stop_in_graph(self, reason: str = IN_GRAPH) -> None:
+        """The loop's steps cannot be timed from here (``reason``): the pipeline is still
+        timed, eagerly, outside any function being traced."""
         import tensorflow as tf
 
         self.in_graph = True
+        self.incomplete = reason
+        self.rates.clear()
         with tf.init_scope():
             if self.phase == "start":
                 self.phase = "pipeline"
@@ -159,16 +253,32 @@ class LoopPlan:
         return sum(samples_in(part) for part in local) or 1
 
 
+def _adopt(iterator: Any, substitute: Any) -> None:
+    """Make the script's ``iterator`` read what ``substitute`` reads: a compiled step is handed
+    its iterator's resources at every call, so from the next call on it reads the substitute's
+    batches. ``substitute`` comes from the same dataset, distributed the same way, so the step's
+    trace still fits (the same type spec)."""
+    state = vars(iterator)
+    if state.get(SERVES_ATTR) is substitute:
+        return
+    plan = state.get(PLAN_ATTR)
+    state.update(vars(substitute))
+    state[PLAN_ATTR], state[SERVES_ATTR] = plan, substitute
+
+
 _RECENT: list[Callable[[], Any]] = [lambda: None]
 """The iterator that last served a batch to Python (a weak reference)."""
 
 
 def watch_iterators() -> None:
-    """From now on, remember which tf.data iterator last served a batch to Python: when a
-    plain loop (no strategy) takes its first optimizer step, that is the loop's iterator."""
+    """From now on, remember which tf.data iterator last served a batch to Python, or was last
+    handed to a compiled function: when a plain loop (no strategy) takes its first optimizer
+    step, that is the loop's iterator. And count the batches each compiled function's trace
+    reads from the iterators it takes (``TRACE_ATTR``)."""
     from tensorflow.python.data.ops.iterator_ops import OwnedIterator
 
     _patch_next(OwnedIterator)
+    _patch_compiled_calls()
 
 
 def last_served() -> Any:
@@ -197,8 +307,12 @@ def _patch_iter(cls: type) -> None:
     def __iter__(dataset: Any) -> Any:
         import tensorflow as tf
 
-        iterator = original_iter(dataset)
         plan = getattr(dataset, PLAN_ATTR, None)
+        if plan is not None and plan.active and not tf.inside_function():
+            serving = plan.serving()
+            if serving is not None:  # a new epoch of a compiled loop: the phase's own reads on
+                return serving
+        iterator = original_iter(dataset)
         if plan is not None and plan.active:
             if tf.inside_function():
                 plan.stop_in_graph()
@@ -211,6 +325,71 @@ def _patch_iter(cls: type) -> None:
     cls._pipedoctor_iter = True  # type: ignore[attr-defined]
 
 
+_TRACING: list[dict[int, list[int]] | None] = [None]
+"""While a compiled function that takes an iterator runs: for each graph traced (by id),
+[batches read, reads in a loop]. A first call can trace its function more than once."""
+
+
+def _patch_compiled_calls() -> None:
+    """Wrap every call of a ``tf.function``: a call that takes a timed iterator is a step (or
+    several) of the loop, and the trace of any function that takes an iterator counts the
+    batches it reads."""
+    import tensorflow as tf
+    from tensorflow.python.data.ops.iterator_ops import OwnedIterator
+    from tensorflow.python.distribute.input_lib import DistributedIteratorBase
+    from tensorflow.python.eager.polymorphic_function.polymorphic_function import Function
+
+    if getattr(Function, "_pipedoctor_call", False):
+        return
+    original_call = Function.__call__
+    kinds = (OwnedIterator, DistributedIteratorBase)
+
+    def __call__(function: Any, *args: Any, **kw: Any) -> Any:
+        iterators = [a for a in (*args, *kw.values()) if isinstance(a, kinds)]
+        if not iterators or tf.inside_function():
+            return original_call(function, *args, **kw)
+        plans = [(getattr(it, PLAN_ATTR, None), it) for it in iterators]
+        timed = next(((p, it) for p, it in plans if p is not None and p.active), None)
+        if timed is None:
+            _RECENT[0] = weakref.ref(iterators[0])
+        outer, _TRACING[0] = _TRACING[0], {}
+        traces = _TRACING[0]
+
+        def run() -> Any:
+            return original_call(function, *args, **kw)
+
+        try:
+            return run() if timed is None else timed[0].call(function, timed[1], run)
+        finally:
+            _TRACING[0] = outer
+            if traces:  # it traced: what the latest trace reads is the count now
+                batches, in_loop = list(traces.values())[-1]
+                setattr(function, TRACE_ATTR, (batches, bool(in_loop)))
+
+    Function.__call__ = __call__  # type: ignore[method-assign]
+    Function._pipedoctor_call = True  # type: ignore[attr-defined]
+
+
+def _count_traced_read() -> None:
+    """A batch read while a function is traced: counted for the function that takes the
+    iterator, and marked when it sits in a graph loop (a ``while`` body runs any number of
+    times per call)."""
+    traces = _TRACING[0]
+    if traces is None:
+        return
+    from tensorflow.python.framework import ops
+
+    chain = [ops.get_default_graph()]  # the graph being built, out to the eager one
+    while getattr(chain[-1], "outer_graph", None) is not None:
+        chain.append(chain[-1].outer_graph)
+    names = [getattr(graph, "name", "") for graph in chain]
+    in_loop = int(any("while_body" in n or "while_cond" in n for n in names))
+    function_graph = chain[-2] if len(chain) > 1 else chain[-1]  # the outermost traced
+    reads = traces.setdefault(id(function_graph), [0, 0])
+    reads[0] += 1
+    reads[1] |= in_loop
+
+
 def _patch_next(cls: type) -> None:
     if getattr(cls, "_pipedoctor_next", False):
         return
@@ -220,12 +399,13 @@ def _patch_next(cls: type) -> None:
         import tensorflow as tf
 
         plan = getattr(iterator, PLAN_ATTR, None)
-        if plan is None or not plan.active:
-            if not tf.inside_function():
-                _RECENT[0] = weakref.ref(iterator)
-            return original_next(iterator)
         if tf.inside_function():
-            plan.stop_in_graph()
+            _count_traced_read()
+            if plan is not None and plan.active and not plan.compiled:
+                plan.stop_in_graph()  # an iterator the compiled function captured
+            return original_next(iterator)
+        if plan is None or not plan.active:
+            _RECENT[0] = weakref.ref(iterator)
             return original_next(iterator)
         return plan.next(iterator, original_next)
 
@@ -245,7 +425,7 @@ def _patch_type_spec(cls: type) -> None:
 
     def _type_spec(iterator: Any) -> Any:
         plan = getattr(iterator, PLAN_ATTR, None)
-        if plan is not None and plan.active:
+        if plan is not None and plan.active and not plan.in_call:
             plan.stop_in_graph()
         return original(iterator)
 

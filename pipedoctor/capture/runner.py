@@ -208,7 +208,7 @@ def _follow(
     run_after: bool = False,
 ) -> CaptureResult:
     buffer = b""
-    state: dict[str, Any] = {"captured": False, "result": None}
+    state: dict[str, Any] = {"captured": False, "result": None, "partial": None}
     open_pipe = True
     while True:
         remaining = deadline - time.time()
@@ -218,6 +218,8 @@ def _follow(
                 return CaptureResult(
                     "timeout", f"did not start training within {timeout:g} s{_cluster_hint()}"
                 )
+            if state["partial"] is not None:  # all but the graph's analysis: that is a report
+                return state["partial"]
             return CaptureResult("timeout", f"the check did not finish within {timeout:g} s")
         if open_pipe:
             ready, _, _ = select.select([read_fd], [], [], min(remaining, 0.5))
@@ -259,14 +261,18 @@ def _on_event(
         progress(f"training starts ({event.get('hook')}): measuring")
     elif kind == "progress":
         progress(event.get("message", ""))
-    elif kind == "result":
-        return CaptureResult(
+    elif kind in ("result", "partial"):
+        result = CaptureResult(
             "ok",
             measurements=event.get("measurements", {}),
             notes=event.get("notes", []),
             capture=event.get("capture", {}),
             findings=event.get("findings", []),
         )
+        if kind == "partial":  # kept in case the graph doctor runs past the deadline
+            state["partial"] = result
+            return None
+        return result
     elif kind == "error":
         return CaptureResult("error", event.get("message", "the check failed"))
     elif kind == "user-error":

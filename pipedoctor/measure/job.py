@@ -27,25 +27,41 @@ class JobResult:
     """Findings from the live pipeline's graph, with measured gains."""
 
 
+@dataclass
+class JobOptions:
+    """What a check is told besides its dataset and model, the same whoever timed the job.
+
+    ``selection``: the rules to run. ``where``: the line that started training, for findings
+    about the training setup. ``workers``: the worker count to explain file sharding for
+    (default: the workers in ``TF_CONFIG``). ``validation``: ``fit``'s validation data and batch
+    size. ``sites``: where the script set its Keras distribution and ``LayoutMap`` keys.
+    ``profile``: a log directory to write a profile of a few more training steps to (a separate
+    window, after the measured ones), read back. ``placement``: the job's, where no model tells
+    it. ``built_by``: what ``fit`` was given when Keras built the pipeline from it (its stages
+    are then no lines of the script, and their findings are left out). ``partial``: handed the
+    result as it stands before the graph doctor starts, so that a check whose last phase runs
+    past its time still has a report."""
+
+    selection: Selection = ALL_RULES
+    where: Location | None = None
+    workers: int | None = None
+    validation: tuple[Any, Any] = (None, None)
+    sites: dict[str, Any] | None = None
+    profile: Path | None = None
+    placement: Placement | None = None
+    built_by: str | None = None
+    partial: Callable[[JobResult], None] | None = None
+
+
 def measure_job(
     dataset: Any,
     model: Any,
     seconds: float,
     progress: Callable[[str], None] = lambda _: None,
-    selection: Selection = ALL_RULES,
-    where: Location | None = None,
-    workers: int | None = None,
-    validation: tuple[Any, Any] = (None, None),
-    sites: dict[str, Any] | None = None,
-    profile: Path | None = None,
-    built_by: str | None = None,
+    options: JobOptions | None = None,
 ) -> JobResult:
-    """Raises ``MeasureError`` when nothing could be measured. ``where`` is the line that
-    started training, for findings about the training setup; ``workers`` the worker count to
-    explain file sharding for (default: the workers in ``TF_CONFIG``); ``validation`` is
-    ``fit``'s validation data and batch size; ``sites`` where the script set its Keras
-    distribution and ``LayoutMap`` keys; ``profile`` a log directory to write a profile of a few
-    more training steps to (a separate window, after the measured ones), read back."""
+    """The protocol, then ``finish_job``. Raises ``MeasureError`` when nothing could be
+    measured."""
     started = time.perf_counter()
     budget = Budget(started + seconds)
     sampling = Sampling()
@@ -54,11 +70,7 @@ def measure_job(
         measured.notes.append(
             "no compiled Keras model was found: only the input pipeline was measured"
         )
-    return finish_job(
-        dataset, model, measured, sampling, budget, started, progress, selection=selection,
-        where=where, workers=workers, validation=validation, sites=sites, profile=profile,
-        built_by=built_by,
-    )  # fmt: skip
+    return finish_job(dataset, model, measured, sampling, budget, started, progress, options)
 
 
 def finish_job(
@@ -69,33 +81,27 @@ def finish_job(
     budget: Budget,
     started: float,
     progress: Callable[[str], None] = lambda _: None,
-    *,
-    selection: Selection = ALL_RULES,
-    where: Location | None = None,
-    workers: int | None = None,
-    validation: tuple[Any, Any] = (None, None),
-    sites: dict[str, Any] | None = None,
-    profile: Path | None = None,
-    placement: Placement | None = None,
-    built_by: str | None = None,
+    options: JobOptions | None = None,
 ) -> JobResult:
     """Everything after the three throughputs, whoever timed them (the protocol on a copy of
     the model, or a custom loop timed in place): the samplers' summaries, the setup's facts,
-    the graph doctor and the rules. ``placement`` is the job's, where no model tells it;
-    ``built_by`` names what ``fit`` was given when Keras built the pipeline from it: its
-    stages are then no lines of the script, and their findings are left out."""
+    the graph doctor and the rules."""
     from pipedoctor.graph.doctor import diagnose, free_ram
     from pipedoctor.measure.memory import memory_measurements
     from pipedoctor.measure.setup import cluster, evaluation_fact, last_batch_fact, live_setup
 
+    o = options or JobOptions()
+    selection, where, workers, sites, built_by = (
+        o.selection, o.where, o.workers, o.sites, o.built_by
+    )  # fmt: skip
     measurements = {**measured.to_measurements(), **sampling.measurements()}
     measurements["timeline"] = check_timeline(measured, sampling, started)
     notes = measured.notes + sampling.notes()
-    if profile is not None:
+    if o.profile is not None:
         from pipedoctor.profile.capture import profile_window
 
-        progress(f"profiling a few training steps into {profile}")
-        profiled, profile_notes = profile_window(dataset, model, profile, budget.deadline)
+        progress(f"profiling a few training steps into {o.profile}")
+        profiled, profile_notes = profile_window(dataset, model, o.profile, budget.deadline)
         measurements.update(profiled)
         notes += profile_notes
     batched = measured.batch_size is not None
@@ -104,9 +110,9 @@ def finish_job(
     if sharded_over and sharded_over > 1:  # cheap: before the graph doctor takes what is left
         progress(f"working out which files each of {sharded_over} workers reads")
         notes += sharding(dataset, sharded_over, measurements, budget.deadline)
-    setup, facts = live_setup(model, measured.batch_size, where, placement, sites=sites)
+    setup, facts = live_setup(model, measured.batch_size, where, o.placement, sites=sites)
     measurements.update(facts)
-    if (evaluation := evaluation_fact(*validation)) is not None:
+    if (evaluation := evaluation_fact(*o.validation)) is not None:
         setup.add("evaluation", where, **evaluation)
     if setup.has("built_before_distribution"):
         notes.append(
@@ -118,6 +124,13 @@ def finish_job(
     if model is not None and "memory" in measurements:
         measurements["memory"] = memory_measurements(model, measurements)
         setup.add("memory", where, **measurements["memory"])
+    if o.partial is not None:
+        o.partial(
+            assemble(
+                {**measurements}, notes + [GRAPH_NOT_READ], setup, None, selection, built_by,
+                started, where,
+            )
+        )  # fmt: skip
     progress("reading the pipeline's graph: per-stage rates and what-if fixes")
     free_mib = (measurements.get("host") or {}).get("available_ram_mb_min")  # MiB, from psutil
     graph = diagnose(  # last: it takes what is left of the budget
@@ -128,22 +141,45 @@ def finish_job(
         ceiling=measurements.get("ceiling_samples_per_s"),
         pipeline_rate=measurements.get("pipeline_samples_per_s"),
     )
-    measurements.update(graph.measurements)
+    if workers and not measurements.get("workers"):  # asked for: judge the job as if on them
+        setup.add("workers", where, count=workers)
+    return assemble(measurements, notes, setup, graph, selection, built_by, started, where)
+
+
+GRAPH_NOT_READ = (
+    "the check's time ran out while it read the pipeline's graph: no per-stage rates, no "
+    "what-if fixes, and no findings from the live graph (give it a longer --timeout)"
+)
+
+
+def assemble(
+    measurements: dict[str, Any],
+    notes: list[str],
+    setup: Any,
+    graph: Any,
+    selection: Selection,
+    built_by: str | None,
+    started: float,
+    where: Location | None,
+) -> JobResult:
+    """The job's result from what was measured and, when it was read, the pipeline's graph
+    (``graph``, the doctor's diagnosis, or ``None``)."""
+    if graph is not None:
+        measurements.update(graph.measurements)
+        notes = notes + graph.notes
+        if graph.measurements.get("input_files"):
+            setup.add("input_files", where, count=graph.measurements["input_files"])
     if "profile" in measurements:
         from pipedoctor.profile.reader import attach_sources
 
         attach_sources(measurements)
-    if graph.measurements.get("input_files"):
-        setup.add("input_files", where, count=graph.measurements["input_files"])
-    if workers and not measurements.get("workers"):  # asked for: judge the job as if on them
-        setup.add("workers", where, count=workers)
     projection(measurements)
-    notes += surprises(measurements)
+    notes = notes + surprises(measurements)
     setup_findings = run_rules(
         Analysis("<job>", training=setup), "runtime", only(selection, "PD2"), measurements
     )
     measurements["check_seconds"] = round(time.perf_counter() - started, 1)
-    pipeline_findings = graph.findings
+    pipeline_findings = graph.findings if graph is not None else []
     if built_by is not None:
         measurements["input_built_by_keras"] = built_by
         notes.append(
@@ -153,7 +189,7 @@ def finish_job(
             "prefetch) and hand `fit` the dataset"
         )
         pipeline_findings = []
-    return JobResult(measurements, notes + graph.notes, pipeline_findings + list(setup_findings))
+    return JobResult(measurements, notes, pipeline_findings + list(setup_findings))
 
 
 def check_timeline(measured: Any, sampling: Sampling, started: float) -> dict[str, Any]:

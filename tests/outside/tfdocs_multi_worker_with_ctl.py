@@ -8,7 +8,6 @@
 #   line 18: import mnist -> from tfdocs_ctl_helpers import mnist
 #   line 22: os.environ['TF_CONFIG'] -> os.environ.get('TF_CONFIG', <one worker>), so the
 #     script runs as a single worker when no cluster is configured
-#   lines 26-27: num_epochs 3 -> 1, num_steps_per_epoch 70 -> 20
 #   line 76: tf.keras.losses.Reduction.NONE -> 'none' (Keras 3 has no Reduction enum)
 #   line 131: train_accuracy.reset_states() -> reset_state() (the Keras 3 name)
 #@title File: `main.py`
@@ -23,8 +22,8 @@ tf_config = json.loads(os.environ.get('TF_CONFIG', '{"cluster": {"worker": ["loc
 num_workers = len(tf_config['cluster']['worker'])
 global_batch_size = per_worker_batch_size * num_workers
 
-num_epochs = 1
-num_steps_per_epoch=20
+num_epochs = 3
+num_steps_per_epoch=70
 
 # Checkpoint saving and restoring
 def _is_chief(task_type, task_id, cluster_spec):
