@@ -19,7 +19,9 @@ from pipedoctor.rules import SCOPES, detectors, load_catalog, rules_dir
 FIXTURES = Path(__file__).parent / "rules"
 CATALOG = load_catalog()
 STATIC = [r for r in CATALOG.values() if "static" in r.scope]
-MARKER = re.compile(r"#\s*(ruleid|ok):\s*(PD\d{3})")
+MARKER = re.compile(r"#\s*(ruleid|ok):\s*(PD\d{3}(?:\s*,\s*PD\d{3})*)")
+SHARED = FIXTURES / "shared"
+"""Fixtures of one whole script each, marked for every rule the script concerns."""
 
 SHIPPED_IDS = {
     "PD000",
@@ -58,9 +60,10 @@ def test_rules_dir_is_the_checkout_or_the_bundle() -> None:
     assert (rules_dir() / "PD102-sequential-map.toml").is_file()
 
 
-def expectations(path: Path) -> tuple[dict[int, str], dict[int, str]]:
-    """Lines that must be flagged and lines that must not, by rule id."""
-    must, must_not = {}, {}
+def expectations(path: Path) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
+    """Lines that must be flagged and lines that must not, with the rule ids of each."""
+    must: dict[int, set[str]] = {}
+    must_not: dict[int, set[str]] = {}
     lines = path.read_text().splitlines()
     for number, line in enumerate(lines, start=1):
         match = MARKER.search(line)
@@ -68,21 +71,37 @@ def expectations(path: Path) -> tuple[dict[int, str], dict[int, str]]:
             target = number + 1
             while lines[target - 1].lstrip().startswith("#"):
                 target += 1
-            (must if match.group(1) == "ruleid" else must_not)[target] = match.group(2)
+            ids = {rid.strip() for rid in match.group(2).split(",")}
+            (must if match.group(1) == "ruleid" else must_not).setdefault(target, set()).update(
+                ids
+            )
     return must, must_not
+
+
+def fixtures_of(rule_id: str) -> list[Path]:
+    """The rule's own fixture, then every shared one that marks a line for it."""
+    shared = [
+        path
+        for path in sorted(SHARED.glob("*.py"))
+        if any(rule_id in ids for part in expectations(path) for ids in part.values())
+    ]
+    return [FIXTURES / f"{rule_id}.py", *shared]
 
 
 @pytest.mark.parametrize("rule", STATIC, ids=lambda r: r.id)
 def test_static_rule_fixture(rule) -> None:
-    fixture = FIXTURES / f"{rule.id}.py"
-    assert fixture.is_file(), f"static rule {rule.id} needs a fixture at {fixture}"
-    must, must_not = expectations(fixture)
-    assert must, f"{fixture.name} marks no line the rule must flag"
-    assert must_not or rule.id == "PD000", f"{fixture.name} marks no line the rule must leave alone"
-    report = lint(fixture, select=[rule.id])
-    flagged = {f.line for f in report.findings if f.rule == rule.id}
-    assert flagged == {line for line, rid in must.items() if rid == rule.id}
-    assert not flagged & set(must_not)
+    for fixture in fixtures_of(rule.id):
+        assert fixture.is_file(), f"static rule {rule.id} needs a fixture at {fixture}"
+        must, must_not = expectations(fixture)
+        wanted = {line for line, ids in must.items() if rule.id in ids}
+        spared = {line for line, ids in must_not.items() if rule.id in ids}
+        if fixture.parent == FIXTURES:
+            assert wanted, f"{fixture.name} marks no line the rule must flag"
+            assert spared or rule.id == "PD000", f"{fixture.name} marks no line to leave alone"
+        report = lint(fixture, select=[rule.id])
+        flagged = {f.line for f in report.findings if f.rule == rule.id}
+        assert flagged == wanted, fixture.name
+        assert not flagged & spared, fixture.name
 
 
 @pytest.mark.parametrize("rule", STATIC, ids=lambda r: r.id)

@@ -229,9 +229,10 @@ def created_outside_scope(context: Context) -> Iterator[Hit]:
                 continue
             else:
                 strategy = strategy_name(setup)
+            unentered = " (which the script creates and never enters)" * bool(fact.get("unentered"))
             yield Hit(
                 fact.location,
-                f"{label} is created outside `strategy.scope()` of {strategy}: "
+                f"{label} is created outside `strategy.scope()` of {strategy}{unentered}: "
                 "its variables are not mirrored across replicas.",
             )
 

@@ -503,6 +503,22 @@ def batched_upstream(pipeline: Pipeline, stage: Stage) -> bool:
     return False
 
 
+def fixed_batches_upstream(pipeline: Pipeline, stage: Stage) -> bool:
+    """True when ``stage`` gets batches that hold the same examples every epoch: a ``batch``
+    of more than one element, or a factory told not to shuffle (one that shuffles its rows
+    before it batches, as Keras's directory factories and ``make_csv_dataset`` do by default,
+    makes new batches each epoch)."""
+    for upstream in reversed(pipeline.upstream_of(stage)):
+        if upstream.op == "unbatch":
+            return False
+        if upstream.op in ("batch", "padded_batch"):
+            return upstream.param("batch_size") != 1
+        if upstream.op in SHUFFLING_FACTORIES:
+            batched = upstream.params.get("batch_size", 32) is not None
+            return batched and upstream.params.get("shuffle", True) is False
+    return False
+
+
 @detector("PD111")
 def shuffle_after_batch(context: Context) -> Iterator[Hit]:
     yield from once(shuffle_after_batch_hits(context))
@@ -512,7 +528,7 @@ def shuffle_after_batch_hits(context: Context) -> Iterator[Hit]:
     for pipeline, stage in stages(context, "shuffle"):
         if stage.param("buffer_size") == 1:
             yield Hit(stage.location, "`shuffle` with a buffer of 1 does not shuffle at all.")
-        elif batched_upstream(pipeline, stage) and not any(
+        elif fixed_batches_upstream(pipeline, stage) and not any(
             s.op in BATCHES for s in pipeline.downstream_of(stage)
         ):  # a later batch means the first one cut sequences into chunks
             yield Hit(

@@ -190,7 +190,7 @@ class ModuleInterpreter(DatasetUses):
                 batches = batch_facts_of(pipeline, self.stage_batches)
                 strategy = self.flow.strategy_of(pipeline)
                 self.reach.exported(pipeline.last.location, batches, strategy)
-        self.reach.finish()
+        self.reach.finish(unentered_strategy_lines(self.tree))
         self.mark_applied_options(pipelines)
         return Analysis(self.path, pipelines, self.training, self.discarded)
 
@@ -1031,6 +1031,8 @@ class ModuleInterpreter(DatasetUses):
         if isinstance(value, Seq):
             literal = all(isinstance(i, Const) and isinstance(i.value, str) for i in value.items)
             return Files(len(value.items), literal=literal)
+        if node is not None and _string_expression(node):
+            return Files(1)  # a path built from strings: readers do not glob, so one file
         if (
             isinstance(value, Pipeline)
             or node is None
@@ -1296,3 +1298,64 @@ def expression_children(node: ast.AST) -> Iterator[ast.expr]:
             for item in value:
                 if isinstance(item, ast.expr):
                     yield item
+
+
+PATH_BUILDERS = frozenset({"join", "format", "str", "fspath", "joinpath"})
+"""Calls that build one path string (``os.path.join``, ``"{}".format``, ``str(path)``)."""
+
+
+def _string_expression(node: ast.expr) -> bool:
+    """Whether ``node`` builds one string: ``data_dir + "/train.txt"``, an f-string,
+    ``os.path.join(...)``, ``"%s.csv" % name``, ``root / "train.tfrecord"``."""
+    if isinstance(node, ast.JoinedStr):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod, ast.Div)):
+        sides = (node.left, node.right)
+        return any(
+            (isinstance(side, ast.Constant) and isinstance(side.value, str))
+            or _string_expression(side)
+            for side in sides
+        )
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        if name == "join" and isinstance(func, ast.Attribute):
+            # os.path.join(a, b) builds a path; ",".join(files) builds no file name
+            return not (isinstance(func.value, ast.Constant))
+        return name in PATH_BUILDERS
+    return False
+
+
+def unentered_strategy_lines(tree: ast.Module) -> set[int]:
+    """Lines where a data-parallel strategy is created, bound to a name, and then never used
+    but to read its replica count: no ``scope()``, no distributed dataset, not handed to
+    anything. Its training runs on one device, however the script sized its batch for it."""
+    from pipedoctor.static.reach import DATA_PARALLEL
+
+    created: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+        ):
+            func = node.value.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            if name in DATA_PARALLEL and name != "DataParallel":
+                created[node.targets[0].id] = node.lineno
+    if not created:
+        return set()
+    harmless: set[int] = set()  # ``strategy.num_replicas_in_sync``: only read
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "num_replicas_in_sync":
+            harmless.add(id(node.value))
+    used = {
+        node.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name)
+        and node.id in created
+        and isinstance(node.ctx, ast.Load)
+        and id(node) not in harmless
+    }
+    return {line for name, line in created.items() if name not in used}

@@ -16,7 +16,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipedoctor.pipeline import Location, Pipeline, TrainingSetup
+from pipedoctor.pipeline import Fact, Location, Pipeline, TrainingSetup
 from pipedoctor.static.values import Instance, Obj, Seq, Stream, Unknown, Value
 
 STRATEGY_KINDS = {
@@ -265,31 +265,63 @@ class StrategyReach:
 
     # ------------------------------------------------------------------------- reach
 
-    def finish(self) -> None:
+    def finish(self, unentered: set[int] = frozenset()) -> None:  # type: ignore[assignment]
         """Tie each model and optimizer created outside every scope to the strategy that
-        trains it, if one does (PD205 reports only those)."""
+        trains it, if one does (PD205 reports only those). ``unentered``: the lines of
+        strategies the code creates and never uses (see ``unentered_strategy_lines``); when no
+        strategy places or sizes anything, the models, optimizers and trainings outside every
+        scope belong to it: the script meant them for it, and they run on one device."""
+        ties: list[tuple[Fact, Obj | None, bool]] = []  # (fact, its strategy, outside all)
         for record in self.models.values():
             if record.fact is None:
                 continue
-            fact = self.training.facts[record.fact]
-            strategy = None
+            strategy, used = None, [record.compiled_scope, *record.fitted_scopes]
             if record.scope is None:
-                used = [record.compiled_scope, *record.fitted_scopes]
                 strategy = next((s for s in used if s is not None and self.scoped(s)), None)
                 if strategy is None and record.scaled_batch:
                     strategy = next((s for s in self.strategies if self.scoped(s)), None)
-            fact.data.update(
-                tied=strategy is not None, strategy=strategy.name if strategy else None
-            )
+            outside = record.scope is None and not any(used)
+            ties.append((self.training.facts[record.fact], strategy, outside))
         for opt in self.optimizers.values():
-            fact = self.training.facts[opt.fact]
             strategy = None
+            used = [*opt.compiled_scopes, *(m.scope for m in opt.compiled_into)]
             if opt.scope is None:
-                used = [*opt.compiled_scopes, *(m.scope for m in opt.compiled_into)]
                 strategy = next((s for s in used if s is not None and self.scoped(s)), None)
-            fact.data.update(
-                tied=strategy is not None, strategy=strategy.name if strategy else None
+            ties.append(
+                (self.training.facts[opt.fact], strategy, opt.scope is None and not any(used))
             )
+        orphan = None if any(s for _, s, _ in ties) else self.unentered(unentered)
+        for fact, strategy, outside in ties:
+            if orphan is not None and outside:
+                strategy = orphan
+            fact.data.update(
+                tied=strategy is not None,
+                strategy=strategy.name if strategy else None,
+                unentered=strategy is not None and strategy is orphan,
+            )
+        if orphan is None:
+            return
+        for fact in self.training.of("training"):
+            if fact.get("strategy") is None:
+                fact.data.update(
+                    strategy=orphan.name,
+                    strategy_kind=self.kind(orphan),
+                    data_parallel=True,
+                    unentered=True,
+                )
+
+    def unentered(self, lines: set[int]) -> Obj | None:
+        """The one data-parallel strategy the code creates and never uses, when no other
+        strategy places anything."""
+        created = [
+            (f, s)
+            for f, s in zip(self.training.of("strategy"), self.strategies, strict=False)
+            if f.location is not None and f.location.line in lines and f.get("data_parallel")
+        ]
+        others = [s for s in self.strategies if all(s is not c for _, c in created)]
+        if len(created) != 1 or any(self.scoped(s) for s in others):
+            return None
+        return created[0][1]
 
     def scoped(self, strategy: Obj) -> bool:
         """A tf.distribute strategy whose scope places variables (not Keras distribution, not

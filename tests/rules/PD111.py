@@ -16,13 +16,23 @@ d = base.batch(10).unbatch().shuffle(100)
 chunks = base.batch(101, drop_remainder=True)
 # ok: PD111
 e = chunks.shuffle(1000).batch(64).prefetch(AUTO)
-# Keras directory factories batch on their own: a shuffle after them shuffles batches.
+# Keras directory factories batch on their own, after shuffling their files each epoch: a
+# shuffle after them is redundant, not harmful; told not to shuffle, their batches are fixed.
 photos = keras.utils.image_dataset_from_directory("photos/", image_size=(64, 64))
+# ok: PD111
+reshuffled_batches = photos.shuffle(100)
+fixed = keras.utils.image_dataset_from_directory("photos/", image_size=(64, 64), shuffle=False)
 # ruleid: PD111
-shuffled_batches = photos.shuffle(100)
+shuffled_batches = fixed.shuffle(100)
 # ok: PD111
 unbatched = keras.utils.image_dataset_from_directory("photos/", batch_size=None).shuffle(100)
-# make_csv_dataset batches (and shuffles) on its own, too.
+# make_csv_dataset shuffles its rows, then batches, on its own too.
 rows = tf.data.experimental.make_csv_dataset("train.csv", batch_size=32, label_name="y")
-# ruleid: PD111
+# ok: PD111
 shuffled_rows = rows.shuffle(1000)
+ordered = tf.data.experimental.make_csv_dataset("train.csv", 32, label_name="y", shuffle=False)
+# ruleid: PD111
+shuffled_ordered = ordered.shuffle(1000)
+# Batches of one element: shuffling them shuffles the examples.
+# ok: PD111
+singles = base.batch(1).shuffle(100)
