@@ -13,6 +13,12 @@ CORPUS_DIR holds one folder per repository named ``owner+name`` (``tensorflow+do
 holding the ``.py`` and ``.ipynb`` files of the commit named in the labels, at their paths in
 the repository. ``tests/corpus/README.md`` says how to build it.
 
+``--labels`` may also name a first-look corpus folder (``tests/corpus/firstlook-1``): its
+``files.csv`` lists every file of the corpus (all are linted, not only those with a finding),
+``labels.csv`` holds the verdicts given at the first look, ``later.csv`` those on findings
+that appeared after a rule changed, and ``misses.csv`` the problems the first look saw the
+lint miss; the benchmark then also prints how many of those it finds now.
+
 Exit status: 0 when every finding in the labelled files is judged, precision is at least
 ``--min-precision`` overall and ``--min-rule-precision`` for each rule with at least
 ``--min-rule-findings`` findings; 1 otherwise.
@@ -65,8 +71,24 @@ class Label:
 
 
 def read_labels(path: Path = LABELS) -> list[Label]:
+    """The verdicts in a labels file, or in a first-look folder (first look, then later)."""
+    if path.is_dir():
+        return [lb for name in ("labels.csv", "later.csv") for lb in read_labels_file(path / name)]
+    return read_labels_file(path)
+
+
+def read_labels_file(path: Path) -> list[Label]:
+    if not path.is_file():
+        return []
     with path.open(newline="", encoding="utf-8") as handle:
         return [Label(**{**row, "line": int(row["line"])}) for row in csv.DictReader(handle)]
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    if not path.is_file():
+        return []
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
 
 
 def folder(repository: str) -> str:
@@ -93,6 +115,9 @@ class Evaluation:
     unjudged: list[Key]
     lost: list[Label]
     files: int
+    reported: set[Key]
+    true_labels: int
+    """Judged true findings, reported now or not: the recall's denominator."""
 
     def precision(self, rule: str | None = None) -> tuple[int, int]:
         """(true findings, judged findings), for one rule or all."""
@@ -103,10 +128,13 @@ class Evaluation:
         return sorted({lb.rule for lb in self.judged.values()})
 
 
-def evaluate(corpus: Path, labels: Iterable[Label]) -> Evaluation:
-    """Lint the labelled files of ``corpus`` and match each finding with its label."""
+def evaluate(
+    corpus: Path, labels: Iterable[Label], listed: Iterable[tuple[str, str]] = ()
+) -> Evaluation:
+    """Lint the labelled files of ``corpus`` (and those ``listed``, as (repository, path))
+    and match each finding with its label."""
     by_key = {label.key: label for label in labels}
-    files = sorted({(lb.repository, lb.path) for lb in by_key.values()})
+    files = sorted({(lb.repository, lb.path) for lb in by_key.values()} | set(listed))
     paths = [corpus / folder(repo) / path for repo, path in files]
     missing = [p for p in paths if not p.is_file()]
     if missing:
@@ -120,7 +148,10 @@ def evaluate(corpus: Path, labels: Iterable[Label]) -> Evaluation:
     judged = {key: by_key[key] for key in reported if key in by_key}
     unjudged = sorted(key for key in reported if key not in by_key)
     lost = [lb for lb in by_key.values() if lb.verdict == "true" and lb.key not in reported]
-    return Evaluation(judged, unjudged, sorted(lost, key=lambda lb: lb.key), len(files))
+    true_labels = sum(lb.verdict == "true" for lb in by_key.values())
+    return Evaluation(
+        judged, unjudged, sorted(lost, key=lambda lb: lb.key), len(files), reported, true_labels
+    )
 
 
 def table(evaluation: Evaluation) -> list[str]:
@@ -146,8 +177,14 @@ def main() -> None:
     if not args.corpus.is_dir():
         sys.exit(f"no such corpus folder: {args.corpus}")
     labels = read_labels(args.labels)
-    commits = sorted({(lb.repository, lb.commit) for lb in labels})
-    evaluation = evaluate(args.corpus, labels)
+    folder_given = args.labels.is_dir()
+    listed = read_rows(args.labels / "files.csv") if folder_given else []
+    misses = read_rows(args.labels / "misses.csv") if folder_given else []
+    commits = sorted(
+        {(lb.repository, lb.commit) for lb in labels}
+        | {(r["repository"], r["commit"]) for r in listed}
+    )
+    evaluation = evaluate(args.corpus, labels, [(r["repository"], r["path"]) for r in listed])
     print(f"corpus: {args.corpus} ({len(commits)} repositories, {evaluation.files} labelled files)")
     for repository, commit in commits:
         print(f"  {repository} @ {commit[:12]}")
@@ -164,7 +201,16 @@ def main() -> None:
             ok = False
             limit = args.min_rule_precision
             print(f"{rule}: precision {r / t:.2f} on {t} findings is below {limit}")
-    print(f"\nlabelled true findings no longer reported: {len(evaluation.lost)}")
+    kept = evaluation.true_labels - len(evaluation.lost)
+    share = kept / evaluation.true_labels if evaluation.true_labels else 1.0
+    print(
+        f"\njudged true findings still reported: {kept} of {evaluation.true_labels} ({share:.0%})"
+    )
+    if misses:
+        keys = [(m["repository"], m["path"], m["cell"], int(m["line"]), m["rule"]) for m in misses]
+        found = [key for key in keys if key in evaluation.reported]
+        print(f"misses the first look recorded, found now: {len(found)} of {len(misses)}")
+    print(f"labelled true findings no longer reported: {len(evaluation.lost)}")
     for label in evaluation.lost:
         where = f"cell {label.cell}, " if label.cell else ""
         print(f"  {label.rule} {label.repository}/{label.path} ({where}line {label.line})")

@@ -341,6 +341,9 @@ def lint_notebook(text: str, path: str, selection: Selection) -> FileResult:
         return FileResult()  # a notebook in another language
     result = lint_text(notebook.text, path, selection)
     findings = [in_cell(f, notebook) for f in result.findings]
+    for written in notebook.written:  # each file a `%%writefile` cell writes, on its own
+        as_module = lint_text(written.text, f"{path}#{written.name}", selection)  # a .py file
+        findings += [replace(in_cell(f, written), path=path) for f in as_module.findings]
     for place, message, column in notebook.broken:
         broken = syntax_finding(path, message, place.line, column)
         findings.append(replace(broken, cell=place.cell))

@@ -122,7 +122,7 @@ def test_diff_writes_nothing_fix_writes_and_a_second_fix_changes_nothing(tmp_pat
     done = run_lint("train.py", "--fix", "--select", "PD102", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "train.py").read_text() == (RULES / "fixed" / "PD102.py").read_text()
-    assert "Fixed 6 findings in 1 file." in done.stderr
+    assert "Fixed 7 findings in 1 file." in done.stderr
     again = run_lint("train.py", "--fix", "--select", "PD102", cwd=tmp_path)
     assert again.returncode == 0 and "Fixed 0 findings" in again.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]  # no temporary left

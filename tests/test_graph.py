@@ -85,6 +85,19 @@ def test_graph_rules_see_what_the_source_hid() -> None:
     assert {"PD101", "PD102", "PD107"} <= rules
 
 
+def test_a_cache_after_a_one_time_shuffle_is_left_alone_live_too() -> None:
+    # The "load images" tutorial: a split shuffled once (the same order every epoch), then
+    # cached; a shuffle drawn anew each epoch and then cached replays its first draw.
+    def rules_of(reshuffle: bool) -> set[str]:
+        ds = tf.data.Dataset.range(64).shuffle(64, reshuffle_each_iteration=reshuffle)
+        gp = read_dataset(ds.map(lambda x: x * 2).cache().batch(8).prefetch(AUTOTUNE))
+        assert gp.pipeline.stages[1].params["reshuffle_each_iteration"] is reshuffle
+        return {f.rule for f in run_rules(Analysis("x", [gp.pipeline]), "graph")}
+
+    assert "PD107" in rules_of(True)
+    assert "PD107" not in rules_of(False)
+
+
 @pytest.mark.parametrize(
     "build",
     [

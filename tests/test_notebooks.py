@@ -63,8 +63,49 @@ def test_notebook_findings_are_placed_by_cell_and_line(tmp_path: Path) -> None:
     report = lint(path)
     found = {(f.rule, f.cell, f.line, f.column) for f in report.findings}
     # Cell 6 holds the pipeline: the map on its line 2, the batch it ends with on line 3.
-    # The %%writefile cell's copy of the map is a file being written, not code run here.
+    # The %%writefile cell is a file of its own, where `ds` comes from nowhere: no pipeline.
     assert found == {("PD102", 6, 2, 9), ("PD101", 6, 3, 9)}
+
+
+def test_a_trainer_a_cell_writes_is_linted_as_the_file_it_writes(tmp_path: Path) -> None:
+    # Course notebooks write their trainer with %%writefile and run it with !python.
+    path = tmp_path / "course.ipynb"
+    path.write_text(
+        notebook(
+            "import os\nos.makedirs('trainer', exist_ok=True)\n",
+            "%%writefile trainer/task.py\n"
+            "import tensorflow as tf\n"
+            "\n"
+            "def train():\n"
+            "    ds = tf.data.TextLineDataset(['a.csv', 'b.csv'])\n"
+            "    ds = ds.map(lambda line: tf.strings.split(line)).batch(32)\n"
+            "    tf.keras.Sequential().fit(ds)\n",
+            "%%writefile trainer/config.yaml\nds: tf.data.Dataset.range(3).map(f)\n",
+            "!python -m trainer.task\n",
+        )
+    )
+    found = {(f.rule, f.cell, f.line) for f in lint(path).findings}
+    assert {("PD104", 2, 5), ("PD102", 2, 6), ("PD101", 2, 6)} <= found
+    assert {cell for _, cell, _ in found} == {2}
+
+
+def test_a_notebook_function_no_cell_calls_builds_nothing_that_trains(tmp_path: Path) -> None:
+    path = tmp_path / "lesson.ipynb"
+    body = (
+        "import tensorflow as tf\n"
+        "def {name}(files):\n"
+        "    return tf.data.TFRecordDataset(files).map(tf.io.parse_tensor).batch(8)\n"
+    )
+    path.write_text(notebook(body.format(name="load_dataset")))
+    assert lint(path).findings == []  # nothing can import a notebook: it never runs
+    path.write_text(
+        notebook(
+            body.format(name="load_dataset"),
+            "train = load_dataset(['a.tfrecord', 'b.tfrecord'])\n",
+            "tf.keras.Sequential().fit(train)\n",
+        )
+    )
+    assert {"PD101", "PD104"} <= {f.rule for f in lint(path).findings}
 
 
 def test_ipython_lines_are_left_out_and_indented_cells_dedented() -> None:

@@ -72,9 +72,7 @@ def expectations(path: Path) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
             while lines[target - 1].lstrip().startswith("#"):
                 target += 1
             ids = {rid.strip() for rid in match.group(2).split(",")}
-            (must if match.group(1) == "ruleid" else must_not).setdefault(target, set()).update(
-                ids
-            )
+            (must if match.group(1) == "ruleid" else must_not).setdefault(target, set()).update(ids)
     return must, must_not
 
 

@@ -140,6 +140,18 @@ def end_words(pipeline: Pipeline) -> str:
     return "built here"
 
 
+def whole_set_batches(pipeline: Pipeline, size: int) -> bool:
+    """A dataset only validated or evaluated on, batched at ``size`` or more examples: the
+    way code reads a whole validation set as one batch (``batch(10000)`` for MNIST's test
+    set), which leaves nothing for a prefetch to overlap."""
+    if pipeline.ends - {"validation", "evaluation", "inspection", "unknown"}:
+        return False
+    if not pipeline.ends & {"validation", "evaluation"}:
+        return False
+    sizes = [s.param("batch_size") for s in pipeline.stages if s.op in BATCHES]
+    return bool(sizes) and all(isinstance(n, int) and n >= size for n in sizes)
+
+
 @detector("PD101")
 def missing_prefetch(context: Context) -> Iterator[Hit]:
     hits = []
@@ -150,6 +162,8 @@ def missing_prefetch(context: Context) -> Iterator[Hit]:
             continue
         if pipeline.ends and not batched(pipeline):
             continue  # an unbatched dataset is an intermediate the caller batches
+        if whole_set_batches(pipeline, context.param("whole_set_batch")):
+            continue  # a validation set read as one batch: there is no next batch to overlap
         prefetched = [i for i, s in enumerate(pipeline.stages) if prefetches(s)]
         if not prefetched:
             hits.append(
@@ -439,7 +453,7 @@ def python_in_pipeline(context: Context) -> Iterator[Hit]:
 
 def python_in_pipeline_hits(context: Context) -> Iterator[Hit]:
     for _, stage in stages(context):
-        if stage.op == "from_generator":
+        if stage.op == "from_generator" and (stage.fn is None or stage.fn.python):
             yield Hit(
                 stage.location,
                 "`from_generator` produces every element in Python, one at a time, under the GIL.",
@@ -507,15 +521,18 @@ def fixed_batches_upstream(pipeline: Pipeline, stage: Stage) -> bool:
     """True when ``stage`` gets batches that hold the same examples every epoch: a ``batch``
     of more than one element, or a factory told not to shuffle (one that shuffles its rows
     before it batches, as Keras's directory factories and ``make_csv_dataset`` do by default,
-    makes new batches each epoch)."""
+    makes new batches each epoch, unless a ``cache()`` after it freezes the first epoch's)."""
+    frozen = False
     for upstream in reversed(pipeline.upstream_of(stage)):
         if upstream.op == "unbatch":
             return False
+        if upstream.op == "cache":
+            frozen = True
         if upstream.op in ("batch", "padded_batch"):
             return upstream.param("batch_size") != 1
         if upstream.op in SHUFFLING_FACTORIES:
             batched = upstream.params.get("batch_size", 32) is not None
-            return batched and upstream.params.get("shuffle", True) is False
+            return batched and (frozen or upstream.params.get("shuffle", True) is False)
     return False
 
 

@@ -148,6 +148,8 @@ def to_stage(graph: g.GraphDef, node: g.NodeDef, obj: Any) -> Stage:
             params[name] = AUTOTUNE if value == -1 and name == "buffer_size" else value
     if op == "cache":
         params["filename"] = g.param(graph, node, "filename") or ""
+    if op == "shuffle" and "reshuffle_each_iteration" in node.attr:
+        params["reshuffle_each_iteration"] = node.attr["reshuffle_each_iteration"].b
     location = site_of(obj) if obj is not None else None
     return Stage(op, params, fn, location=location)
 

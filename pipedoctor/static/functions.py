@@ -33,6 +33,10 @@ if TYPE_CHECKING:
     from pipedoctor.static.interpreter import ModuleInterpreter
 
 
+DICT_METHODS = frozenset({"get", "items", "keys", "values", "pop", "copy", "update", "setdefault"})
+"""Methods of the element's dict of features: structure, no work per element."""
+
+
 class FunctionInspector:
     """Reads a mapped function's body (and the module helpers it calls) for the facts rules use."""
 
@@ -72,7 +76,9 @@ class FunctionInspector:
                     name = callee.name
                     calls.add(name)
                     decodes |= api.is_decode(name)
-                    python |= name in api.PYTHON_CALLS
+                    if name in api.PYTHON_CALLS:
+                        given = self.interpreter.eval(sub.args[0], frame) if sub.args else None
+                        python |= not (isinstance(given, Func) and only_waits(given.node))
                     if api.is_stateless_random(name):
                         changing = not self.constant_seed(sub)
                         random |= changing
@@ -111,12 +117,19 @@ class FunctionInspector:
 
     @staticmethod
     def unrolled(iterated: ast.expr) -> bool:
-        """``for level in range(3)`` in a mapped function unrolls when it is traced."""
-        return (
-            isinstance(iterated, ast.Call)
-            and isinstance(iterated.func, ast.Name)
-            and iterated.func.id == "range"
-        ) or isinstance(iterated, (ast.Tuple, ast.List))
+        """``for level in range(3)``, ``for key in features.keys()`` or over a literal list in
+        a mapped function unrolls when it is traced: the loop is over Python structure."""
+        if isinstance(iterated, (ast.Tuple, ast.List)):
+            return True
+        if not isinstance(iterated, ast.Call):
+            return False
+        func = iterated.func
+        if isinstance(func, ast.Name):
+            if func.id == "range":
+                return True
+            wraps = func.id in ("list", "sorted", "enumerate", "tuple") and iterated.args
+            return bool(wraps) and FunctionInspector.unrolled(iterated.args[0])
+        return isinstance(func, ast.Attribute) and func.attr in ("keys", "items", "values")
 
     def cheap_call(self, call: ast.Call, callee: Value) -> bool:
         """Whether one call in a mapped function is too little work to count."""
@@ -126,8 +139,8 @@ class FunctionInspector:
             return callee.name in api.CHEAP_LAYERS
         if isinstance(callee, Func):
             return True  # judged from its own facts, where it is inspected
-        if isinstance(callee, Method) and callee.name in ("get", "items", "keys", "values"):
-            return True  # a dict lookup on the element
+        if isinstance(callee, Method) and callee.name in DICT_METHODS:
+            return True  # a dict lookup or rearrangement on the element's structure
         return isinstance(callee, Unknown) and dotted_name(call.func) in api.CHEAP_BUILTINS
 
     def constant_seed(self, call: ast.Call) -> bool:
@@ -176,3 +189,22 @@ class FunctionInspector:
                 ):
                     return False
         return arithmetic
+
+
+def only_waits(node: ast.AST) -> bool:
+    """Whether a Python function given to ``py_function`` or ``from_generator`` only sleeps
+    (``time.sleep``) and hands back what it was given or a counter, as lessons simulate slow
+    I/O: sleeping releases the GIL, so the usual advice about Python in a pipeline is wrong."""
+    body = [node.body] if isinstance(node, ast.Lambda) else getattr(node, "body", [])
+    sleeps = False
+    for sub in (n for stmt in body for n in ast.walk(stmt)):
+        if isinstance(sub, ast.Call):
+            func = sub.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name == "sleep":
+                sleeps = True
+            elif name not in ("range", "len", "int", "float"):
+                return False
+        elif isinstance(sub, (ast.While, ast.With, ast.Try, ast.Import, ast.ImportFrom)):
+            return False
+    return sleeps

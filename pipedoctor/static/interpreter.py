@@ -35,7 +35,7 @@ from pipedoctor.pipeline import (
 )
 from pipedoctor.static import api, flow
 from pipedoctor.static.flow import DataFlow
-from pipedoctor.static.functions import FunctionInspector
+from pipedoctor.static.functions import FunctionInspector, only_waits
 from pipedoctor.static.names import canonical, dotted_name, import_table
 from pipedoctor.static.notebook import source_lines
 from pipedoctor.static.reach import UNSEEN_SCOPE, StrategyReach, batch_facts_of
@@ -181,9 +181,11 @@ class ModuleInterpreter(DatasetUses):
         self.exec_block(self.tree.body, self.module)
         self.map_functions |= self.functions_given_to_datasets()
         relevant = self.relevant_functions()
+        unreferenced = self.unreferenced_in_notebook()
         for function, owner in self.entry_functions():
             if function in relevant and function not in self.executed | self.map_functions:
-                self.run_standalone(function, owner)
+                if function.name not in unreferenced:
+                    self.run_standalone(function, owner)
         pipelines = self.flow.judged()
         for pipeline in pipelines:
             if pipeline.ends == {"unknown"}:
@@ -233,6 +235,27 @@ class ModuleInterpreter(DatasetUses):
             key=lambda pair: (pair[0].name != "__init__", pair[0].name in used, pair[0].lineno)
         )
         yield from ordered
+
+    def unreferenced_in_notebook(self) -> set[str]:
+        """In a notebook, the functions no cell and no other function names: nothing can
+        import a notebook, so what such a function builds never trains (a ``.py`` module's
+        uncalled function may be another module's dataset factory)."""
+        if not self.path.endswith(".ipynb"):
+            return set()
+        referenced = set(self.used_by_others())
+        stack: list[ast.AST] = list(self.tree.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stack.extend(node.decorator_list)
+                continue
+            if isinstance(node, ast.Name):
+                referenced.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                referenced.add(node.attr)
+            stack.extend(ast.iter_child_nodes(node))
+        defined = {n.name for n in self.tree.body if isinstance(n, FunctionNode)}
+        return defined - referenced  # methods stay: the framework calls those by their names
 
     def used_by_others(self) -> set[str]:
         """Names of functions that another function's text mentions (calls or passes on)."""
@@ -1064,7 +1087,9 @@ class ModuleInterpreter(DatasetUses):
         params = self.params(op, args, kwargs)
         fn = None
         if op == "from_generator":
-            fn = FunctionFacts(known=True, python=True)
+            generator = args[0] if args else kwargs.get("generator", OPAQUE)
+            waits = isinstance(generator, Func) and only_waits(generator.node)
+            fn = FunctionFacts(known=True, python=not waits)
         inputs: tuple[Pipeline, ...] = ()
         if op in ("zip", "sample_from_datasets", "choose_from_datasets"):
             inputs = tuple(self.dataset_inputs(args + list(kwargs.values())))

@@ -86,6 +86,11 @@ class NotebookSource:
     places: list[CellPlace] = field(default_factory=list)
     broken: list[tuple[CellPlace, str, int | None]] = field(default_factory=list)
     """(place of the error, parser message, column) for each cell left out."""
+    written: list[NotebookSource] = field(default_factory=list)
+    """The Python files the notebook writes (``%%writefile trainer/task.py``), each a module
+    of its own: course notebooks often hold their real trainer there."""
+    name: str = ""
+    """For a written file: the name the cell writes it to."""
 
     def place(self, line: int) -> CellPlace | None:
         """The cell and cell line of the module's 1-based ``line``."""
@@ -109,6 +114,7 @@ def read_notebook(text: str) -> NotebookSource | None:
     lines: list[str] = []
     places: list[CellPlace] = []
     broken: list[tuple[CellPlace, str, int | None]] = []
+    modules: list[NotebookSource] = []
     for number, cell in enumerate(cells, start=1):
         problem = _malformed(cell)
         if problem is not None:
@@ -121,6 +127,13 @@ def read_notebook(text: str) -> NotebookSource | None:
             message = "cell not read: its source is neither a string nor a list of strings"
             broken.append((CellPlace(number, 1), message, None))
             continue
+        written = written_python(source, number)
+        if written is not None:
+            if isinstance(written, NotebookSource):
+                modules.append(written)
+            else:
+                broken.append(written)
+            continue
         code, indents, error = python_of_cell(source)
         if error is not None:
             message, line, column = error
@@ -132,7 +145,32 @@ def read_notebook(text: str) -> NotebookSource | None:
             CellPlace(number, i, indents[i - 1] if i <= len(indents) else 0)
             for i in range(1, len(cell_lines) + 1)
         )
-    return NotebookSource("\n".join(lines) + "\n", places, broken)
+    return NotebookSource("\n".join(lines) + "\n", places, broken, modules)
+
+
+def written_python(
+    source: str, cell: int
+) -> NotebookSource | tuple[CellPlace, str, int | None] | None:
+    """A ``%%writefile NAME.py`` cell as the module it writes (its lines are the cell's, the
+    magic's line left blank), or the reason it does not parse; ``None`` for any other cell."""
+    lines = NEWLINE.split(source)
+    index = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if index is None or not lines[index].strip().startswith("%%writefile"):
+        return None
+    target = lines[index].split()[-1] if len(lines[index].split()) > 1 else ""
+    if not target.endswith(".py"):
+        return None
+    lines[index] = ""
+    code = "\n".join(lines)
+    try:
+        ast.parse(code)
+    except SyntaxError as exc:
+        column = exc.offset if exc.offset and exc.offset > 0 else None
+        return (CellPlace(cell, exc.lineno or 1), f"SyntaxError: {exc.msg}", column)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return (CellPlace(cell, 1), f"cannot parse: {exc}", None)
+    places = [CellPlace(cell, i) for i in range(1, len(lines) + 1)]
+    return NotebookSource(code + "\n", places, name=target)
 
 
 def _cells(data: object) -> list:

@@ -112,3 +112,36 @@ def inspected_only(paths):
     # ok: PD102
     for image in tf.data.Dataset.from_tensor_slices(paths).map(decode).take(3):
         print(image.shape)
+
+
+def split_label(row):
+    # only rearranges the row's dict of features: nothing to run in parallel
+    label = row.pop("fare")
+    for unwanted in ["key"]:
+        row.pop(unwanted)
+    return row, label
+
+
+def rename(record):
+    renamed = {}
+    for name in list(record.keys()):
+        tensor = record[name]
+        if tensor.dtype == tf.int64:
+            tensor = tf.cast(tensor, tf.int32)
+        renamed["input_" + name] = tensor
+    return renamed
+
+
+rows = tf.data.experimental.make_csv_dataset("taxi-*.csv", batch_size=32)
+# ok: PD102
+split = rows.map(split_label).map(rename).prefetch(tf.data.AUTOTUNE)
+
+
+def split_and_decode(row):
+    # the same split, but it decodes an image too: work worth spreading over cores
+    label = row.pop("label")
+    return tf.io.decode_jpeg(row["image"]), label
+
+
+# ruleid: PD102
+decoded = rows.map(split_and_decode).prefetch(tf.data.AUTOTUNE)

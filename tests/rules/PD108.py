@@ -1,4 +1,6 @@
 # Fixture for PD108 python-in-pipeline.
+import time
+
 import numpy as np
 import tensorflow as tf
 
@@ -26,3 +28,31 @@ b = base.map(lambda x: tf.py_function(np_normalize, [x], tf.float32), num_parall
 c = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec((), tf.int64))
 # ok: PD108
 d = base.map(lambda x: x / tf.reduce_max(x), num_parallel_calls=AUTO)
+
+
+# A lesson's simulated I/O: the Python only sleeps, and sleeping releases the GIL.
+def slow_read(x):
+    time.sleep(0.01)
+    return x
+
+
+def slow_samples(num_samples=3):
+    time.sleep(0.03)
+    for sample_idx in range(num_samples):
+        time.sleep(0.015)
+        yield (sample_idx,)
+
+
+# ok: PD108
+e = base.map(lambda x: tf.py_function(slow_read, [x], tf.float32), num_parallel_calls=AUTO)
+# ok: PD108
+f = tf.data.Dataset.from_generator(slow_samples, output_signature=(tf.TensorSpec((), tf.int64),))
+
+
+def slow_and_busy(x):
+    time.sleep(0.01)
+    return np.sort(x)
+
+
+# ruleid: PD108
+g = base.map(lambda x: tf.py_function(slow_and_busy, [x], tf.float32), num_parallel_calls=AUTO)

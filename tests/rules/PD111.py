@@ -21,6 +21,9 @@ e = chunks.shuffle(1000).batch(64).prefetch(AUTO)
 photos = keras.utils.image_dataset_from_directory("photos/", image_size=(64, 64))
 # ok: PD111
 reshuffled_batches = photos.shuffle(100)
+# Cached, the factory's first batches are replayed every epoch: the shuffle reorders them only.
+# ruleid: PD111
+frozen_batches = photos.cache().shuffle(100)
 fixed = keras.utils.image_dataset_from_directory("photos/", image_size=(64, 64), shuffle=False)
 # ruleid: PD111
 shuffled_batches = fixed.shuffle(100)
