@@ -8,6 +8,7 @@ written once against these classes, so the CI gate and the live check agree by c
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -269,9 +270,64 @@ class Pipeline:
 
     def downstream_of(self, stage: Stage) -> list[Stage]:
         """Stages that run after ``stage`` on its way out of this pipeline, nearest first."""
+        return list(self.later(stage))
+
+    def later(self, stage: Stage) -> Iterator[Stage]:
+        """``downstream_of`` without the copy: a rule that stops at the first batch after a
+        stage walks only that far, so a long chain costs each stage what it reads."""
         layout = self._layout()
         i = layout.index.get(id(stage))
-        return list(layout.order[i + 1 :]) if i is not None else []
+        if i is not None:
+            for j in range(i + 1, len(layout.order)):
+                yield layout.order[j]
+
+    def earlier(self, stage: Stage) -> Iterator[Stage]:
+        """``upstream_of``, nearest first, without the copy."""
+        pipeline = self
+        while True:
+            layout = pipeline._layout()
+            at = layout.index.get(id(stage))
+            if at is None:
+                return
+            i = bisect.bisect_right(layout.starts, at) - 1
+            if pipeline.stages[i] is stage:
+                for j in range(layout.starts[i] - 1, -1, -1):
+                    yield layout.order[j]
+                return
+            inputs = layout.segments[i]
+            k = bisect.bisect_right([start for start, _ in inputs], at) - 1
+            pipeline = inputs[k][1]
+
+    def first_after(self, stage: Stage, ops: frozenset[str]) -> Stage | None:
+        """The nearest stage after ``stage`` whose op is one of ``ops``, in time linear in
+        the pipeline once for each set of ``ops`` asked."""
+        cache: dict[frozenset[str], list[int]] = self.__dict__.setdefault("_first_after", {})
+        order = self._layout().order
+        nearest = cache.get(ops)
+        if nearest is None:
+            nearest, found = [-1] * len(order), -1
+            for j in range(len(order) - 1, -1, -1):
+                nearest[j] = found
+                if order[j].op in ops:
+                    found = j
+            cache[ops] = nearest
+        i = self._layout().index.get(id(stage))
+        return order[nearest[i]] if i is not None and nearest[i] >= 0 else None
+
+    def ops_after(self, stage: Stage) -> frozenset[str]:
+        """The ops of ``downstream_of(stage)``, worked out once for the whole pipeline: rules
+        ask it of every stage, which would otherwise cost the square of the chain's length."""
+        suffixes = self.__dict__.get("_ops_after")
+        if suffixes is None:
+            order = self._layout().order
+            built: list[frozenset[str]] = [frozenset()] * max(len(order), 1)
+            for j in range(len(order) - 2, -1, -1):  # a set is shared until an op is new
+                after, op = built[j + 1], order[j + 1].op
+                built[j] = after if op in after else after | {op}
+            suffixes = tuple(built)
+            object.__setattr__(self, "_ops_after", suffixes)
+        i = self._layout().index.get(id(stage))
+        return suffixes[i] if i is not None else frozenset()
 
     def __repr__(self) -> str:
         chain = " -> ".join(s.op for s in self.stages)

@@ -36,6 +36,7 @@ SHUFFLING_FACTORIES = DECODING_FACTORIES | {"make_csv_dataset"}
 PARALLELISM_PARAMS = ("num_parallel_calls", "num_parallel_reads")
 MAPS = ("map", "map_with_legacy_function")
 BATCHES = ("batch", "padded_batch", "ragged_batch")
+BATCH_OR_UNBATCH = frozenset({"batch", "padded_batch", "unbatch"})
 BATCHING = frozenset(
     {
         *BATCHES,
@@ -78,9 +79,7 @@ def once(hits: Iterable[Hit]) -> Iterator[Hit]:
 def cached_after(pipeline: Pipeline, stage: Stage) -> bool:
     """Static only: a stage whose output is cached runs once, so its cost is the first
     epoch's; without a measurement that is no finding (the graph's what-if measures it)."""
-    return bool(pipeline.ends) and any(
-        s.op in ("cache", "snapshot") for s in pipeline.downstream_of(stage)
-    )
+    return bool(pipeline.ends) and bool(pipeline.ops_after(stage) & {"cache", "snapshot"})
 
 
 def batched(pipeline: Pipeline) -> bool:
@@ -427,7 +426,7 @@ def cache_after_random(context: Context) -> Iterator[Hit]:
 
 def cache_after_random_hits(context: Context) -> Iterator[Hit]:
     for pipeline, stage in stages(context, "cache"):
-        for upstream in reversed(pipeline.upstream_of(stage)):
+        for upstream in pipeline.earlier(stage):
             if upstream.op == "shuffle" and upstream.param("reshuffle_each_iteration") is False:
                 continue  # the same order every epoch anyway: caching it changes nothing
             if upstream.op in SHUFFLING_FACTORIES and upstream.param("shuffle", True) is not False:
@@ -476,19 +475,15 @@ def unvectorized_map_hits(context: Context) -> Iterator[Hit]:
     for pipeline, stage in stages(context, *MAPS):
         if stage.fn is None or not stage.fn.elementwise:
             continue
-        later_ops = [s.op for s in pipeline.downstream_of(stage)]
-        if "cache" in later_ops:
+        if "cache" in pipeline.ops_after(stage):
             continue  # cached: the map runs once, on the first epoch
-        for later in pipeline.downstream_of(stage):
-            if later.op == "unbatch":
-                break
-            if later.op in ("batch", "padded_batch"):
-                yield Hit(
-                    stage.location,
-                    "This `map` only does element-wise arithmetic and comes before `batch`: "
-                    "after `batch` it would run once per batch instead of once per element.",
-                )
-                break
+        later = pipeline.first_after(stage, BATCH_OR_UNBATCH)
+        if later is not None and later.op != "unbatch":
+            yield Hit(
+                stage.location,
+                "This `map` only does element-wise arithmetic and comes before `batch`: "
+                "after `batch` it would run once per batch instead of once per element.",
+            )
 
 
 @detector("PD110")
@@ -507,7 +502,7 @@ def augmentation_on_host(context: Context) -> Iterator[Hit]:
 def batched_upstream(pipeline: Pipeline, stage: Stage) -> bool:
     """True when elements reach ``stage`` as batches (a ``batch`` not undone by ``unbatch``;
     a Keras directory factory batches unless given ``batch_size=None``)."""
-    for upstream in reversed(pipeline.upstream_of(stage)):
+    for upstream in pipeline.earlier(stage):
         if upstream.op == "unbatch":
             return False
         if upstream.op in ("batch", "padded_batch"):
@@ -523,7 +518,7 @@ def fixed_batches_upstream(pipeline: Pipeline, stage: Stage) -> bool:
     before it batches, as Keras's directory factories and ``make_csv_dataset`` do by default,
     makes new batches each epoch, unless a ``cache()`` after it freezes the first epoch's)."""
     frozen = False
-    for upstream in reversed(pipeline.upstream_of(stage)):
+    for upstream in pipeline.earlier(stage):
         if upstream.op == "unbatch":
             return False
         if upstream.op == "cache":
@@ -546,7 +541,7 @@ def shuffle_after_batch_hits(context: Context) -> Iterator[Hit]:
         if stage.param("buffer_size") == 1:
             yield Hit(stage.location, "`shuffle` with a buffer of 1 does not shuffle at all.")
         elif fixed_batches_upstream(pipeline, stage) and not any(
-            s.op in BATCHES for s in pipeline.downstream_of(stage)
+            op in BATCHES for op in pipeline.ops_after(stage)
         ):  # a later batch means the first one cut sequences into chunks
             yield Hit(
                 stage.location,

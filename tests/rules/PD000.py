@@ -1,4 +1,4 @@
-# Fixture for PD000 syntax-error: this file does not parse.
+# Fixture for PD000 not-analysed: this file does not parse.
 import tensorflow as tf
 
 # ruleid: PD000
