@@ -165,11 +165,33 @@ def table(evaluation: Evaluation) -> list[str]:
     return lines
 
 
+def mark_reported(path: Path, reported: set[Key]) -> None:
+    """Set ``reported`` on every row of ``path`` to whether the lint reports it now."""
+    if not path.is_file():
+        return
+    with path.open(newline="", encoding="utf-8") as handle:
+        text = handle.read()
+    ending = "\r\n" if "\r\n" in text else "\n"
+    rows = list(csv.DictReader(text.splitlines()))
+    for row in rows:
+        key = (row["repository"], row["path"], row["cell"], int(row["line"]), row["rule"])
+        row["reported"] = "yes" if key in reported else "no"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(COLUMNS), lineterminator=ending)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus", type=Path)
     parser.add_argument("--labels", type=Path, default=LABELS)
     parser.add_argument("--unjudged", type=Path, help="write findings with no verdict here")
+    parser.add_argument(
+        "--mark-reported",
+        action="store_true",
+        help="rewrite each verdict's `reported` column to what the lint reports now",
+    )
     parser.add_argument("--min-precision", type=float, default=0.9)
     parser.add_argument("--min-rule-precision", type=float, default=0.8)
     parser.add_argument("--min-rule-findings", type=int, default=10)
@@ -201,6 +223,11 @@ def main() -> None:
             ok = False
             limit = args.min_rule_precision
             print(f"{rule}: precision {r / t:.2f} on {t} findings is below {limit}")
+    if args.mark_reported:
+        for path in [args.labels] if args.labels.is_file() else [
+            args.labels / "labels.csv", args.labels / "later.csv"
+        ]:  # fmt: skip
+            mark_reported(path, evaluation.reported)
     kept = evaluation.true_labels - len(evaluation.lost)
     share = kept / evaluation.true_labels if evaluation.true_labels else 1.0
     print(

@@ -24,6 +24,8 @@ from pipedoctor.rules import load_catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 LABELS = ROOT / "tests" / "corpus" / "labels.csv"
+FIRST_LOOKS = sorted((ROOT / "tests" / "corpus").glob("firstlook-*"))
+"""Corpora judged on their first look (see ``tests/corpus/firstlook-1/README.md``)."""
 COLUMNS = ["repository", "commit", "path", "cell", "line", "rule", "verdict", "reported", "reason"]
 
 
@@ -38,10 +40,10 @@ def load_benchmark():
     return module
 
 
-def rows() -> list[dict[str, str]]:
-    with LABELS.open(newline="", encoding="utf-8") as handle:
+def rows(path: Path = LABELS, columns: list[str] = COLUMNS) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
-        assert reader.fieldnames == COLUMNS
+        assert reader.fieldnames == columns
         return list(reader)
 
 
@@ -97,3 +99,25 @@ def test_labels_hold_on_the_corpus() -> None:
     assert set(evaluation.judged) == expected
     right, total = evaluation.precision()
     assert right / total >= 0.9
+
+
+@pytest.mark.parametrize("folder", FIRST_LOOKS, ids=lambda p: p.name)
+def test_first_look_corpus_is_consistent(folder: Path) -> None:
+    """Every verdict and recorded miss is about a file of the corpus, at its commit; the
+    first look spans at least three repositories and 300 files, notebooks among them."""
+    files = rows(folder / "files.csv", ["repository", "commit", "path"])
+    listed = {(f["repository"], f["commit"], f["path"]) for f in files}
+    assert len(listed) == len(files) >= 300
+    assert len({f["repository"] for f in files}) >= 3
+    assert any(f["path"].endswith(".ipynb") for f in files)
+    catalog = load_catalog()
+    for name in ("labels.csv", "later.csv"):
+        if (folder / name).is_file():
+            for row in rows(folder / name):
+                assert (row["repository"], row["commit"], row["path"]) in listed, row
+                assert row["rule"] in catalog and row["verdict"] in ("true", "false"), row
+                assert row["reported"] in ("yes", "no") and row["reason"].strip(), row
+    miss_columns = ["repository", "commit", "path", "cell", "line", "rule", "reason"]
+    for row in rows(folder / "misses.csv", miss_columns):
+        assert (row["repository"], row["commit"], row["path"]) in listed, row
+        assert row["rule"] in catalog and int(row["line"]) >= 1, row
