@@ -132,13 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument(
         "--exit-zero", action="store_true", help="exit 0 even when findings fail the gate"
     )
-    lint.add_argument("--fix", action="store_true", help="apply the safe fixes to the files")
-    lint.add_argument(
-        "--unsafe-fixes", action="store_true", help="with --fix or --diff: the unsafe fixes too"
-    )
-    lint.add_argument(
-        "--diff", action="store_true", help="print the fixes as a unified diff; write nothing"
-    )
+    add_fix_options(lint, "apply the safe fixes to the files")
     add_verbose(lint)
 
     check = commands.add_parser(
@@ -188,6 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write a profile of a few training steps to DIR, for TensorBoard's Profile tab",
     )
     check.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+    add_fix_options(
+        check,
+        "apply the safe measured fixes to the files the findings point to in the working "
+        "directory, then check the patched script again (the patch is taken back unless the "
+        "second check measures a speed-up)",
+    )
 
     profile = commands.add_parser(
         "profile",
@@ -289,6 +289,16 @@ def run_lint(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_fix_options(parser: argparse.ArgumentParser, fix_help: str) -> None:
+    parser.add_argument("--fix", action="store_true", help=fix_help)
+    parser.add_argument(
+        "--unsafe-fixes", action="store_true", help="with --fix or --diff: the unsafe fixes too"
+    )
+    parser.add_argument(
+        "--diff", action="store_true", help="print the fixes as a unified diff; write nothing"
+    )
+
+
 def fix_and_report(
     report: Report, paths: list[Path], config: Config, args: argparse.Namespace
 ) -> int:
@@ -296,10 +306,10 @@ def fix_and_report(
     one, as ruff). ``--fix``: the fixes written, then the findings that remain reported. A file
     that cannot be fixed is one line naming it, exit 2, and the file left as it was."""
     from pipedoctor.fix.run import fix_report, summary
-    from pipedoctor.lint import lint_text
+    from pipedoctor.lint import lint_fixed
 
     def relint(text: str, shown: str) -> list:
-        return lint_text(text, shown, config.selection, ("static",)).findings
+        return lint_fixed(text, shown, config.selection)
 
     try:
         run = fix_report(report, relint, unsafe=args.unsafe_fixes, write=not args.diff)
@@ -412,6 +422,10 @@ def run_check(args: argparse.Namespace) -> int:
         raise UsageError("--devices must be 1 or more")
     if args.demo and args.script is not None:
         raise UsageError(f"--demo checks the bundled demo: drop it to check {args.script}")
+    if (args.fix or args.diff) and args.run_after:
+        raise UsageError("--fix and --diff change the script's files: not with --run-after")
+    if (args.fix or args.diff) and args.demo:
+        raise UsageError("--fix and --diff write to your files: copy the demo to fix it")
     script = demo_script() if args.demo else args.script
     if script is None:
         raise UsageError("check needs a SCRIPT (or --demo)")
@@ -439,6 +453,8 @@ def run_check(args: argparse.Namespace) -> int:
             return train_on(exc.continuation, EXIT_OK)
         return EXIT_ERROR
     progress.done()
+    if (args.fix or args.diff) and checked.report.incomplete is None:
+        return fix_measured(checked.report, script, config, args, fail_on)
     code = report_and_gate(checked.report, args, fail_on, args.min_ratio)
     if checked.report.incomplete is not None:
         sys.stderr.write(
@@ -447,6 +463,53 @@ def run_check(args: argparse.Namespace) -> int:
         code = EXIT_ERROR
     if checked.continuation is not None:
         return train_on(checked.continuation, code)
+    return code
+
+
+def fix_measured(
+    report: Report, script: Path, config: Config, args: argparse.Namespace, fail_on: list[str]
+) -> int:
+    """``check --diff``: the measured fixes as a diff (hunks headed by their gains), nothing
+    written. ``check --fix``: written, the script checked again, the patch kept only when that
+    check measures a speed-up; its report is the one shown."""
+    from pipedoctor.checker import CheckError, check_script
+    from pipedoctor.fix.measured import confirm, plan_fixes, summary
+    from pipedoctor.lint import lint_fixed
+
+    def relint(text: str, shown: str) -> list:
+        return lint_fixed(text, shown, config.selection)
+
+    try:
+        result = plan_fixes(report, relint, Path.cwd(), unsafe=args.unsafe_fixes, write=args.fix)
+    except FixError as exc:  # libcst missing
+        raise UsageError(str(exc)) from None
+    for shown, why in result.run.failed:
+        sys.stderr.write(f"pipedoctor: error: {shown}: {why}\n")
+    if args.diff:
+        write_stdout(result.run.diff)
+        sys.stderr.write(summary(result, wrote=False) + "\n")
+        return EXIT_ERROR if result.run.failed else (EXIT_FAILED if result.run.edits else EXIT_OK)
+    after = report
+    if result.run.edits:
+        progress = Progress(enabled=not args.quiet)
+        progress("checking the patched script again")
+        try:
+            checked = check_script(
+                script, args.script_args, config, timeout=args.timeout, workers=args.workers,
+                progress=progress, show_output=args.show_output, devices=args.devices,
+            )  # fmt: skip
+            after = checked.report
+            confirm(result, after, Path.cwd())
+        except CheckError as exc:
+            confirm(result, Report(), Path.cwd())  # nothing to compare: written back
+            result.reason = f"the second check failed ({exc}); the files were written back"
+        progress.done()
+        if not result.kept:
+            after = report
+    code = report_and_gate(after, args, fail_on, args.min_ratio)
+    sys.stderr.write(summary(result, wrote=True) + "\n")
+    if result.run.failed or not result.kept:
+        return EXIT_ERROR
     return code
 
 

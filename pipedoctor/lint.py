@@ -329,6 +329,14 @@ def _select(findings: list[Finding], selection: Selection) -> list[Finding]:
     return [f for f in findings if selection.enabled(f.rule)]
 
 
+def lint_fixed(text: str, path: str, selection: Selection) -> list[Finding]:
+    """The static findings on a fixed text of ``path`` (a notebook's JSON or Python), to
+    check that each fix took before it is written."""
+    if path.endswith(".ipynb"):
+        return lint_notebook(text, path, selection).findings
+    return lint_text(text, path, selection, ("static",)).findings
+
+
 def lint_notebook(text: str, path: str, selection: Selection) -> FileResult:
     """Findings for a notebook's code cells, each placed by cell and line in the cell."""
     try:

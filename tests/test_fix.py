@@ -4,6 +4,7 @@ fix snapshots)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -137,3 +138,57 @@ def test_a_file_that_cannot_be_fixed_is_one_line_exit_2_and_left_alone(tmp_path:
     assert done.returncode == 2
     assert "pipedoctor: error: locked.py: it is read-only: left as it is" in done.stderr
     assert locked.read_text() == source
+
+
+def notebook_json(*sources: str) -> str:
+    cells = [
+        {
+            "cell_type": "code",
+            "execution_count": n,
+            "metadata": {"tags": [f"t{n}"]},
+            "outputs": [{"name": "stdout", "output_type": "stream", "text": [f"out {n}\n"]}],
+            "source": source.splitlines(keepends=True),
+        }
+        for n, source in enumerate(sources, start=1)
+    ]
+    data = {"cells": cells, "metadata": {"kernelspec": {"language": "python", "name": "py"}},
+            "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def test_notebooks_are_fixed_cell_by_cell_and_nothing_else_changes(tmp_path: Path) -> None:
+    path = tmp_path / "lesson.ipynb"
+    original = notebook_json(
+        "import tensorflow as tf\n",
+        "!pip install -q tensorflow-datasets\nds = tf.data.Dataset.range(9).batch(3)\n",
+        "train = tf.data.Dataset.range(100).map(lambda x: tf.strings.as_string(x)).batch(8)\n"
+        "tf.keras.Sequential().fit(train)\n",
+    )
+    path.write_text(original)
+    diff = run_lint(str(path), "--diff", cwd=tmp_path)
+    assert diff.returncode == 1 and path.read_text() == original
+    assert "--- a/" in diff.stdout and "lesson.ipynb:cell 3" in diff.stdout
+    done = run_lint(str(path), "--fix", cwd=tmp_path)
+    fixed = json.loads(path.read_text())
+    before = json.loads(original)
+    for old, new in zip(before["cells"], fixed["cells"], strict=True):
+        assert {k: v for k, v in old.items() if k != "source"} == {
+            k: v for k, v in new.items() if k != "source"
+        }  # outputs and metadata untouched
+    assert fixed["cells"][:2] == before["cells"][:2]  # the IPython cell is left to the user
+    cell = "".join(fixed["cells"][2]["source"])
+    assert "num_parallel_calls=tf.data.AUTOTUNE" in cell and ".prefetch(tf.data.AUTOTUNE)" in cell
+    assert path.read_text().startswith('{\n "cells": [\n')  # the file's own JSON layout
+    assert "Fixed 2 findings in 1 file." in done.stderr
+    again = path.read_text()
+    run_lint(str(path), "--fix", cwd=tmp_path)
+    assert path.read_text() == again  # a second --fix changes nothing
+
+
+def test_a_notebook_with_invalid_json_is_left_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "broken.ipynb"
+    path.write_text('{"cells": [')
+    done = run_lint(str(path), "--fix", cwd=tmp_path)
+    assert path.read_text() == '{"cells": ['
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "broken.ipynb: is not valid notebook JSON: left untouched" in done.stderr

@@ -201,6 +201,15 @@ def sequential_map(context: Context) -> Iterator[Hit]:
     yield from once(hits)
 
 
+def spared_prefetch(pipeline: Pipeline, stage: Stage, value: object, context: Context) -> bool:
+    """A fixed prefetch that is no finding of its own: a buffer so deep the step never
+    outruns it (``large_prefetch`` batches or more), or one in the middle of the pipeline,
+    whose fix is to move it to the end (PD101 says so)."""
+    if isinstance(value, int) and value >= context.param("large_prefetch"):
+        return True
+    return any(not asynchronous(s) for s in pipeline.later(stage))
+
+
 @detector("PD103")
 def fixed_parallelism(context: Context) -> Iterator[Hit]:
     yield from once(fixed_parallelism_hits(context))
@@ -213,6 +222,8 @@ def fixed_parallelism_hits(context: Context) -> Iterator[Hit]:
         names = PARALLELISM_PARAMS + (("buffer_size",) if stage.op == "prefetch" else ())
         for name in names:
             value = stage.param(name)
+            if name == "buffer_size" and spared_prefetch(pipeline, stage, value, context):
+                continue
             if isinstance(value, int) and not isinstance(value, bool) and value != AUTOTUNE:
                 why = (
                     "a fixed buffer: with AUTOTUNE tf.data sizes it to how fast training consumes"

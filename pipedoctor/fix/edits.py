@@ -20,7 +20,7 @@ import difflib
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pipedoctor.report import Finding
@@ -44,6 +44,8 @@ class Edit:
     safety: str
     before: str
     after: str
+    cell: int | None = None
+    """In a notebook: the cell the edit is in (``line`` counts in it)."""
 
 
 def _libcst():  # noqa: ANN202 - the module, imported only when a fix is asked for
@@ -87,10 +89,18 @@ def autotune_expression(module) -> str | None:  # noqa: ANN001 - a libcst Module
 
 
 def plan(
-    source: str, findings: Sequence[Finding], safeties: dict[str, str], *, unsafe: bool = False
+    source: str,
+    findings: Sequence[Finding],
+    safeties: dict[str, str],
+    *,
+    unsafe: bool = False,
+    autotune: str | None = None,
+    cell: bool = False,
 ) -> tuple[str, list[Edit], list[tuple[Finding, str]]]:
     """The fixed source, the edits made, and each finding left alone with why. Safe fixes
-    only, unless ``unsafe``; ``safeties`` maps rule ids to their fix safety."""
+    only, unless ``unsafe``; ``safeties`` maps rule ids to their fix safety. ``cell``: the
+    source is one notebook cell, its findings counted in it, and ``autotune`` how the
+    notebook (whose imports may sit in another cell) names ``tf.data.AUTOTUNE``."""
     cst = _libcst()
     try:
         module = cst.parse_module(source)
@@ -105,11 +115,10 @@ def plan(
         if safety == "unsafe" and not unsafe:
             skipped.append((finding, "unsafe fix: pass --unsafe-fixes to apply it"))
             continue
-        if finding.cell is not None:
-            skipped.append((finding, "notebook cells are not fixed yet"))
+        if (finding.cell is not None) != cell:
             continue
         targets[(finding.line, finding.column or 1)] = finding
-    autotune = autotune_expression(module)
+    autotune = autotune or autotune_expression(module)
     if autotune is None and any(f.rule != "PD112" for f in targets.values()):
         for key in [k for k, f in targets.items() if f.rule != "PD112"]:
             skipped.append((targets.pop(key), "the file does not import TensorFlow by name"))
@@ -238,6 +247,73 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
     return Fixer
 
 
+def plan_notebook(
+    text: str, findings: Sequence[Finding], safeties: dict[str, str], *, unsafe: bool = False
+) -> tuple[str, list[Edit], list[tuple[Finding, str]]]:
+    """A notebook fixed cell by cell: only the ``source`` of the code cells with fixes
+    changes; outputs, metadata and the file's JSON layout stay as they were (a notebook whose
+    layout would not survive being written again is left alone)."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise FixError("is not valid notebook JSON: left untouched") from None
+    dump = _json_layout(text, data)
+    if dump is None:
+        raise FixError("its JSON layout would not survive being written again: left untouched")
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if not isinstance(cells, list):
+        raise FixError("has no cells: left untouched")
+    from pipedoctor.static.notebook import read_notebook
+
+    joined = read_notebook(text)
+    autotune = autotune_expression(_libcst().parse_module(joined.text)) if joined else None
+    edits: list[Edit] = []
+    skipped: list[tuple[Finding, str]] = []
+    for number, cell in enumerate(cells, start=1):
+        found = [f for f in findings if f.cell == number]
+        if not found:
+            continue
+        source = cell.get("source")
+        lines = source if isinstance(source, list) else None
+        code = "".join(source) if lines is not None else source
+        if not isinstance(code, str) or cell.get("cell_type") != "code":
+            skipped += [(f, "the cell's source cannot be read") for f in found]
+            continue
+        try:
+            fixed, done, left = plan(
+                code, found, safeties, unsafe=unsafe, autotune=autotune, cell=True
+            )
+        except FixError:  # IPython lines (`!pip`, `%magic`) do not parse as Python
+            skipped += [(f, "the cell holds IPython syntax: fix it by hand") for f in found]
+            continue
+        skipped += left
+        edits += [replace(e, cell=number) for e in done]
+        if done:
+            cell["source"] = fixed.splitlines(keepends=True) if lines is not None else fixed
+    return dump(data), edits, skipped
+
+
+def _json_layout(text: str, data: object) -> Callable[[object], str] | None:
+    """How to write ``data`` back exactly as ``text`` lays it out (the indent, escaped or
+    plain non-ASCII, sorted keys, a final newline), or ``None`` when no such way is found."""
+    import json
+
+    second = text.split("\n", 2)[1] if text.count("\n") >= 2 else ""
+    indent = (len(second) - len(second.lstrip(" "))) or None
+    end = "\n" if text.endswith("\n") else ""
+    for ascii_only in (False, True):
+        for sort_keys in (False, True):
+
+            def dump(value: object, a: bool = ascii_only, k: bool = sort_keys) -> str:
+                return json.dumps(value, indent=indent, ensure_ascii=a, sort_keys=k) + end
+
+            if dump(data) == text:
+                return dump
+    return None
+
+
 def unified_diff(path: str, before: str, after: str) -> str:
     """What ``--diff`` prints for one file."""
     return "".join(
@@ -284,18 +360,22 @@ def apply(
 ) -> tuple[str, list[Edit], list[tuple[Finding, str]]]:
     """Plan the fixes for one file, check the result still compiles and (with ``verify``, a
     lint of the new text) that each fixed rule fires fewer times, then write it (``write``)."""
-    try:
-        compile(source, str(path), "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
-        raise FixError("has a syntax error: left untouched") from None
     findings = list(findings)
-    fixed, edits, skipped = plan(source, findings, safeties, unsafe=unsafe)
+    if path.suffix == ".ipynb":
+        fixed, edits, skipped = plan_notebook(source, findings, safeties, unsafe=unsafe)
+    else:
+        try:
+            compile(source, str(path), "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            raise FixError("has a syntax error: left untouched") from None
+        fixed, edits, skipped = plan(source, findings, safeties, unsafe=unsafe)
     if not edits:
         return source, [], skipped
-    try:
-        compile(fixed, str(path), "exec", dont_inherit=True)
-    except (SyntaxError, ValueError) as exc:
-        raise FixError(f"the fixed text would not compile ({exc}): left as it is") from None
+    if path.suffix != ".ipynb":
+        try:
+            compile(fixed, str(path), "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as exc:
+            raise FixError(f"the fixed text would not compile ({exc}): left as it is") from None
     if verify is not None:
         after = verify(fixed)
         for rule in {e.rule for e in edits}:

@@ -33,9 +33,11 @@ def fix_report(
     *,
     unsafe: bool = False,
     write: bool = True,
+    root: Path | None = None,
 ) -> FixRun:
     """Apply (``write``) or show the fixes for every file ``report`` has findings in.
-    ``relint(text, path)`` lints a fixed text, to check each fix took."""
+    ``relint(text, path)`` lints a fixed text, to check each fix took. ``root``: the folder
+    the findings' paths are relative to (the diff names them as they are)."""
     from pipedoctor.rules import load_catalog
 
     safeties = {rule.id: rule.fix_safety for rule in load_catalog().values()}
@@ -45,10 +47,7 @@ def fix_report(
             by_path.setdefault(finding.path, []).append(finding)
     run = FixRun()
     for shown, findings in sorted(by_path.items()):
-        path = Path(shown)
-        if path.suffix == ".ipynb":
-            run.skipped += [(f, "notebooks are not fixed yet") for f in findings]
-            continue
+        path = (root or Path()) / shown
         try:
             source = path.read_text(encoding="utf-8")
             fixed, edits, skipped = apply(
@@ -63,9 +62,29 @@ def fix_report(
             continue
         run.edits += edits
         run.skipped += skipped
-        if edits:
+        if edits and path.suffix == ".ipynb":
+            run.diff += cell_diffs(shown, source, fixed)
+        elif edits:
             run.diff += unified_diff(shown, source, fixed)
     return run
+
+
+def cell_diffs(shown: str, before: str, after: str) -> str:
+    """A notebook's fixes as one diff per changed cell (``nb.ipynb:cell 3``), not its JSON."""
+    import json
+
+    old_cells, new_cells = json.loads(before)["cells"], json.loads(after)["cells"]
+    text = ""
+    for number, (old, new) in enumerate(zip(old_cells, new_cells, strict=True), start=1):
+        if old.get("source") != new.get("source"):
+            text += unified_diff(f"{shown}:cell {number}", _text(old), _text(new))
+    return text
+
+
+def _text(cell: dict) -> str:
+    source = cell.get("source", "")
+    text = "".join(source) if isinstance(source, list) else str(source)
+    return text if text.endswith("\n") else text + "\n"
 
 
 def summary(run: FixRun, *, wrote: bool) -> str:

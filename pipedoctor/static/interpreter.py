@@ -904,6 +904,10 @@ class ModuleInterpreter(DatasetUses):
             if name in ("get_next", "__next__", "get_next_as_optional"):
                 self.pulled(node, receiver)
             return OPAQUE
+        if name == "as_dataset" and receiver is not None:
+            # ``tfds.builder(name).as_dataset(split=...)``, a replay buffer's ``as_dataset()``:
+            # a tf.data dataset, as ``tfds.load`` gives
+            return self.source(node, "tfds.load", [], {"split": OPAQUE, **kwargs})
         input_fn = kwargs.get("input_fn", args[0] if args else None)
         if name in ("train", "evaluate", "predict") and isinstance(input_fn, Func):
             return self.estimator_call(node, receiver, name, input_fn)

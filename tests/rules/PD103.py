@@ -45,3 +45,17 @@ def cached_parse(files):
     # The map's output is cached: its parallelism matters on the first epoch only.
     # ok: PD103
     return tf.data.TFRecordDataset(files).map(tf.io.parse_tensor, num_parallel_calls=4).cache()
+
+
+def prefetch_depths(files):
+    ds = tf.data.TFRecordDataset(files, num_parallel_reads=tf.data.AUTOTUNE)
+    # a thousand batches ahead: no step outruns it, AUTOTUNE would only save memory
+    # ok: PD103
+    deep = ds.batch(32).prefetch(1000)
+    # two batches ahead, fixed: a slower step or a faster machine wants another depth
+    # ruleid: PD103
+    shallow = ds.batch(32).prefetch(2)
+    # a prefetch in the middle: the fix is to move it to the end (PD101 says so)
+    # ok: PD103
+    middle = ds.prefetch(1).map(tf.io.parse_tensor).batch(32)
+    return deep, shallow, middle

@@ -2,6 +2,7 @@
 import keras
 import numpy as np
 import tensorflow as tf
+import tensorflow_datasets as tfds
 import tensorflow.compat.v2 as tf2
 from tensorflow import data as tfd
 from tensorflow.data import Dataset
@@ -198,3 +199,12 @@ def train_on(x_train, y_train, x_val, y_val):
     # ruleid: PD101
     train = tf.data.Dataset.from_tensor_slices((x_train, y_train)).shuffle(60000).batch(10000).prefetch(AUTO)
     keras.Sequential().fit(train, validation_data=val)
+
+
+def from_a_builder(scale):
+    # a TFDS builder's `as_dataset` is a dataset like `tfds.load`'s
+    builder = tfds.builder("mnist")
+    builder.download_and_prepare()
+    # ruleid: PD101
+    mnist = builder.as_dataset(split="train").map(scale, num_parallel_calls=4).batch(32).prefetch(AUTO)
+    keras.Sequential().fit(mnist)

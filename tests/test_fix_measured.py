@@ -1,0 +1,141 @@
+"""``check --diff`` / ``--fix``: the measured fixes as a patch, and the second check's verdict.
+
+The parts that need no training script run here on real files and real lint findings; the
+whole loop (a real check, the patch, a second real check) runs in ``test_check_fix``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("libcst")
+
+from pipedoctor.fix.measured import (  # noqa: E402
+    CONFIRM_AT,
+    confirm,
+    in_working_directory,
+    plan_fixes,
+)
+from pipedoctor.lint import lint_text  # noqa: E402
+from pipedoctor.report import Report  # noqa: E402
+from pipedoctor.rules import ALL_RULES  # noqa: E402
+
+PIPELINE = """import tensorflow as tf
+
+ds = tf.data.Dataset.range(1000).map(lambda x: tf.strings.as_string(x))
+ds = ds.batch(32)
+tf.keras.Sequential().fit(ds)
+"""
+
+
+def relint(text: str, shown: str) -> list:
+    return lint_text(text, shown, ALL_RULES).findings
+
+
+def measured_report(path: Path, gains: dict[str, float]) -> Report:
+    """The lint's findings on ``path``, with the gains a check would have measured."""
+    findings = [
+        replace(f, path=str(path), end_to_end_gain=gains.get(f.rule))
+        for f in lint_text(path.read_text(), str(path), ALL_RULES).findings
+    ]
+    return Report(findings=findings, measurements={"training_samples_per_s": 1000.0})
+
+
+def test_each_hunk_is_headed_by_the_gain_measured_for_it(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(PIPELINE)
+    report = measured_report(script, {"PD102": 2.5, "PD101": 1.2})
+    result = plan_fixes(report, relint, tmp_path, unsafe=False, write=False)
+    assert script.read_text() == PIPELINE  # --diff writes nothing
+    headers = [line for line in result.run.diff.splitlines() if line.startswith("@@")]
+    assert headers and all("measured" in h for h in headers)
+    assert any("PD102: x2.50 end to end, measured" in h for h in headers)
+    assert any("PD101: x1.20 end to end, measured" in h for h in headers)
+    assert result.run.diff.startswith("--- a/train.py\n+++ b/train.py\n")
+    assert result.projected == 2.5
+
+
+def test_only_files_inside_the_working_directory_are_fixed(tmp_path: Path) -> None:
+    inside, elsewhere = tmp_path / "work", tmp_path / "library"
+    inside.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "data.py").write_text(PIPELINE)
+    report = measured_report(elsewhere / "data.py", {"PD102": 2.0})
+    kept, left = in_working_directory(report, inside)
+    assert kept.findings == [] and left
+    assert all("outside the working directory" in why for _, why in left)
+    result = plan_fixes(report, relint, inside, unsafe=False, write=True)
+    assert result.run.edits == [] and (elsewhere / "data.py").read_text() == PIPELINE
+
+
+def test_a_patch_the_second_check_does_not_confirm_is_taken_back(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(PIPELINE)
+    result = plan_fixes(
+        measured_report(script, {"PD102": 3.0}), relint, tmp_path, unsafe=False, write=True
+    )
+    assert result.run.edits and script.read_text() != PIPELINE
+    slower = Report(measurements={"training_samples_per_s": 1000.0 * (CONFIRM_AT - 0.04)})
+    confirm(result, slower, tmp_path)
+    assert not result.kept and "written back" in result.reason
+    assert script.read_text() == PIPELINE
+
+
+def test_a_confirmed_patch_stays(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(PIPELINE)
+    result = plan_fixes(
+        measured_report(script, {"PD102": 3.0}), relint, tmp_path, unsafe=False, write=True
+    )
+    confirm(result, Report(measurements={"training_samples_per_s": 2400.0}), tmp_path)
+    assert result.kept and result.after == 2400.0
+    fixed = script.read_text()
+    assert "num_parallel_calls=tf.data.AUTOTUNE" in fixed and ".prefetch(" in fixed
+    compile(fixed, "train.py", "exec")
+
+
+@pytest.mark.parametrize("flags", [["--fix", "--run-after"], ["--diff", "--demo"]])
+def test_fixing_what_cannot_be_written_is_a_usage_error(tmp_path: Path, flags) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(PIPELINE)
+    args = [sys.executable, "-m", "pipedoctor", "check", *flags]
+    if "--demo" not in flags:
+        args.append(str(script))
+    done = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].startswith("pipedoctor: error: --fix and --diff")
+    assert script.read_text() == PIPELINE
+
+
+def test_check_fix_measures_the_patched_script_again(tmp_path: Path) -> None:
+    # The whole loop, real: a sequential map with no prefetch, checked, patched, checked again.
+    sample = Path(__file__).resolve().parent.parent / "sample_pipelines" / "sequential_map.py"
+    script = tmp_path / "sequential_map.py"
+    script.write_text(sample.read_text())
+    done = subprocess.run(
+        [sys.executable, "-m", "pipedoctor", "check", str(script), "--fix", "--format", "json",
+         "--timeout", "90", "--quiet"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=400,
+    )  # fmt: skip
+    assert done.returncode in (0, 1, 2), done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert any(line.startswith("Fixed ") for line in lines), lines[-5:]
+    assert any(line.startswith("Projected by the check: x") for line in lines), lines[-5:]
+    measured = [line for line in lines if line.startswith("Measured after the fix:")]
+    assert measured, lines[-5:]
+    report = json.loads(done.stdout)
+    fixed = script.read_text()
+    if done.returncode == 2:  # the second check did not confirm it: written back
+        assert any(line.startswith("Not kept:") for line in lines)
+        assert fixed == sample.read_text()
+    else:
+        assert "num_parallel_calls" in fixed and fixed != sample.read_text()
+        compile(fixed, script.name, "exec")
+        assert report["measurements"]["training_samples_per_s"] > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sequential_map.py"]
