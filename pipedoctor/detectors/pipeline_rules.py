@@ -76,6 +76,29 @@ def once(hits: Iterable[Hit]) -> Iterator[Hit]:
             yield hit
 
 
+TINY_DATA = 1000
+"""Examples at most in a dataset made in memory from arrays the code writes out, for the
+speed rules to leave it alone: a whole epoch of it takes milliseconds."""
+
+
+def tiny_in_memory(pipeline: Pipeline) -> bool:
+    """A dataset of at most ``TINY_DATA`` examples from arrays in memory (a lesson's made-up
+    points, ``np.random.uniform(size=(200, 2))``), that reads no file and decodes nothing."""
+    sources = [s for s in pipeline.walk() if s.is_source]
+    if not sources or any(
+        s.op not in ("from_tensor_slices", "from_tensors")
+        or s.op == "from_tensor_slices" and not (
+            isinstance(s.param("elements"), int) and s.param("elements") <= TINY_DATA
+        )
+        for s in sources
+    ):
+        return False
+    return not any(
+        s.fn is not None and (s.fn.decodes or s.fn.python or s.fn.reader) or reads_records(s)
+        for s in pipeline.walk()
+    )
+
+
 def cached_after(pipeline: Pipeline, stage: Stage) -> bool:
     """Static only: a stage whose output is cached runs once, so its cost is the first
     epoch's; without a measurement that is no finding (the graph's what-if measures it)."""
@@ -163,6 +186,8 @@ def missing_prefetch(context: Context) -> Iterator[Hit]:
             continue  # an unbatched dataset is an intermediate the caller batches
         if whole_set_batches(pipeline, context.param("whole_set_batch")):
             continue  # a validation set read as one batch: there is no next batch to overlap
+        if tiny_in_memory(pipeline):
+            continue  # a few hundred made-up points: there is nothing to overlap with
         prefetched = [i for i, s in enumerate(pipeline.stages) if prefetches(s)]
         if not prefetched:
             hits.append(
@@ -197,6 +222,7 @@ def sequential_map(context: Context) -> Iterator[Hit]:
         if sequential(stage.param("num_parallel_calls"))
         and not (stage.fn is not None and stage.fn.cheap)
         and not cached_after(pipeline, stage)
+        and not tiny_in_memory(pipeline)
     )
     yield from once(hits)
 
@@ -217,7 +243,7 @@ def fixed_parallelism(context: Context) -> Iterator[Hit]:
 
 def fixed_parallelism_hits(context: Context) -> Iterator[Hit]:
     for pipeline, stage in stages(context):
-        if cached_after(pipeline, stage):
+        if cached_after(pipeline, stage) or tiny_in_memory(pipeline):
             continue
         names = PARALLELISM_PARAMS + (("buffer_size",) if stage.op == "prefetch" else ())
         for name in names:
@@ -462,7 +488,9 @@ def python_in_pipeline(context: Context) -> Iterator[Hit]:
 
 
 def python_in_pipeline_hits(context: Context) -> Iterator[Hit]:
-    for _, stage in stages(context):
+    for pipeline, stage in stages(context):
+        if cached_after(pipeline, stage):
+            continue  # the Python runs once, on the first epoch
         if stage.op == "from_generator" and (stage.fn is None or stage.fn.python):
             yield Hit(
                 stage.location,

@@ -237,12 +237,12 @@ class ModuleInterpreter(DatasetUses):
         yield from ordered
 
     def unreferenced_in_notebook(self) -> set[str]:
-        """In a notebook, the functions no cell and no other function names: nothing can
-        import a notebook, so what such a function builds never trains (a ``.py`` module's
-        uncalled function may be another module's dataset factory)."""
+        """In a notebook, the functions no cell reaches (names, or names through functions
+        the cells reach): nothing can import a notebook, so what such a function builds never
+        trains (a ``.py`` module's uncalled function may be another module's dataset factory)."""
         if not self.path.endswith(".ipynb"):
             return set()
-        referenced = set(self.used_by_others())
+        reached: set[str] = set()
         stack: list[ast.AST] = list(self.tree.body)
         while stack:
             node = stack.pop()
@@ -250,12 +250,19 @@ class ModuleInterpreter(DatasetUses):
                 stack.extend(node.decorator_list)
                 continue
             if isinstance(node, ast.Name):
-                referenced.add(node.id)
+                reached.add(node.id)
             elif isinstance(node, ast.Attribute):
-                referenced.add(node.attr)
+                reached.add(node.attr)
             stack.extend(ast.iter_child_nodes(node))
+        words = {node.name: found for node, found in self.function_words().items()}
+        todo = [name for name in reached if name in words]
+        while todo:  # what the reached functions name, in turn
+            for name in words.pop(todo.pop(), set()) - reached:
+                reached.add(name)
+                if name in words:
+                    todo.append(name)
         defined = {n.name for n in self.tree.body if isinstance(n, FunctionNode)}
-        return defined - referenced  # methods stay: the framework calls those by their names
+        return defined - reached  # methods stay: the framework calls those by their names
 
     def used_by_others(self) -> set[str]:
         """Names of functions that another function's text mentions (calls or passes on)."""
@@ -1074,10 +1081,12 @@ class ModuleInterpreter(DatasetUses):
     def literal_count(value: Value) -> int | None:
         """How many elements ``from_tensor_slices`` of a written-out list (or a tuple of
         them) gives; None when the list is not written out."""
-        if isinstance(value, Seq) and value.items and isinstance(value.items[0], Seq):
+        if isinstance(value, Seq) and value.items and isinstance(value.items[0], (Seq, Obj)):
             value = value.items[0]
-        if isinstance(value, Seq) and all(isinstance(i, Const) for i in value.items):
+        if isinstance(value, Seq) and all(isinstance(i, (Const, Seq)) for i in value.items):
             return len(value.items)
+        if isinstance(value, Obj) and value.kind == "array":
+            return value.get("rows")
         return None
 
     def dataset_inputs(self, args: list[Value]) -> Iterator[Pipeline]:
@@ -1147,6 +1156,11 @@ class ModuleInterpreter(DatasetUses):
             return self.estimator_api(node, short, args, kwargs)
         if name == "tensorflow_datasets.as_numpy" and args:
             return self.stream(args[0])
+        if name.startswith("tensorflow_decision_forests.keras.") and short.endswith("Model"):
+            return Obj("model", short, (("one_pass", True), ("id", next(self.ids))))
+        rows = array_rows(name, args, kwargs)
+        if rows is not None:
+            return Obj("array", short, (("rows", rows),))
         if short == "ClusterCoordinator":
             strategy = kwargs.get("strategy", args[0] if args else OPAQUE)
             return Obj("coordinator", short, (("strategy", strategy),))
@@ -1388,3 +1402,46 @@ def unentered_strategy_lines(tree: ast.Module) -> set[int]:
         and id(node) not in harmless
     }
     return {line for name, line in created.items() if name not in used}
+
+
+ARRAY_MAKERS = {
+    # canonical name: (the positional index of the shape or row count, its keyword)
+    "numpy.zeros": (0, "shape"),
+    "numpy.ones": (0, "shape"),
+    "numpy.empty": (0, "shape"),
+    "numpy.full": (0, "shape"),
+    "numpy.arange": (0, None),
+    "numpy.linspace": (2, "num"),
+    "numpy.random.rand": (0, None),
+    "numpy.random.randn": (0, None),
+    "numpy.random.random": (0, "size"),
+    "numpy.random.uniform": (2, "size"),
+    "numpy.random.normal": (2, "size"),
+    "numpy.random.randint": (2, "size"),
+    "tensorflow.zeros": (0, "shape"),
+    "tensorflow.ones": (0, "shape"),
+    "tensorflow.random.uniform": (0, "shape"),
+    "tensorflow.random.normal": (0, "shape"),
+}
+"""Array constructors whose first dimension a literal gives: the examples of made-up data."""
+
+
+def array_rows(name: str, args: list[Value], kwargs: dict[str, Value]) -> int | None:
+    """How many rows an array made by ``name`` has, when the code writes the number out
+    (``np.random.uniform(-1, 1, size=(200, 2))``: 200); ``None`` otherwise."""
+    where = ARRAY_MAKERS.get(name)
+    if where is None:
+        return None
+    index, keyword = where
+    value = kwargs.get(keyword) if keyword else None
+    if value is None and len(args) > index:
+        value = args[index]
+    if value is None and name == "numpy.linspace":
+        return 50
+    if isinstance(value, Seq) and value.items:
+        value = value.items[0]
+    if isinstance(value, Const) and isinstance(value.value, int) and not isinstance(
+        value.value, bool
+    ):
+        return value.value
+    return None

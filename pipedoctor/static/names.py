@@ -10,7 +10,16 @@ from __future__ import annotations
 import ast
 from functools import lru_cache
 
-TRACKED_ROOTS = frozenset({"tensorflow", "keras", "tf_keras", "tensorflow_datasets"})
+TRACKED_ROOTS = frozenset(
+    {
+        "tensorflow",
+        "keras",
+        "tf_keras",
+        "tensorflow_datasets",
+        "tensorflow_decision_forests",
+        "numpy",
+    }
+)
 """Top-level packages whose names the analysis follows; anything else stays opaque."""
 
 _PREFIX_REWRITES: tuple[tuple[str, str], ...] = (

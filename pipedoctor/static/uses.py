@@ -200,6 +200,12 @@ class DatasetUses:
     ) -> Value:
         """``model.fit(x, validation_data=...)``: what trains, under which strategy."""
         x = kwargs.get("x", args[0] if args else OPAQUE)
+        if isinstance(model, Obj) and model.get("one_pass"):
+            # a TF-DF model reads its data once, into its own example cache, then grows
+            # trees: the pipeline's speed is that one pass, as an evaluation's is
+            self.flow.use(x, "evaluation")
+            self.flow.use(kwargs.get("validation_data", OPAQUE), "evaluation")
+            return OPAQUE
         self.flow.use(x, "training")
         self.flow.use(kwargs.get("validation_data", OPAQUE), "validation")
         batches: list[int] = []

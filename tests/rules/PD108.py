@@ -56,3 +56,8 @@ def slow_and_busy(x):
 
 # ruleid: PD108
 g = base.map(lambda x: tf.py_function(slow_and_busy, [x], tf.float32), num_parallel_calls=AUTO)
+
+
+# A Python parser cached right after: it runs on the first epoch only.
+# ok: PD108
+h = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec((), tf.int64)).cache()

@@ -208,3 +208,27 @@ def from_a_builder(scale):
     # ruleid: PD101
     mnist = builder.as_dataset(split="train").map(scale, num_parallel_calls=4).batch(32).prefetch(AUTO)
     keras.Sequential().fit(mnist)
+
+
+def made_up_points():
+    # two hundred made-up points for a lesson: an epoch takes milliseconds
+    x = np.random.uniform(-1, 1, size=(200, 2))
+    y = np.random.randint(0, 2, size=200)
+    # ok: PD101
+    toy = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(200).batch(10)
+    keras.Sequential().fit(toy)
+    # the same made up at scale is a real input pipeline
+    big_x = np.random.uniform(-1, 1, size=(100_000, 2))
+    big_y = np.random.randint(0, 2, size=100_000)
+    # ruleid: PD101
+    big = tf.data.Dataset.from_tensor_slices((big_x, big_y)).shuffle(1000).batch(10).prefetch(AUTO)
+    keras.Sequential().fit(big)
+
+
+def trees(frame):
+    import tensorflow_decision_forests as tfdf
+
+    # a TF-DF model reads its dataset once, into its own cache, then grows trees
+    # ok: PD101
+    rows = tfdf.keras.pd_dataframe_to_tf_dataset(frame).map(lambda f, y: (f, y)).batch(64)
+    tfdf.keras.RandomForestModel().fit(rows)
