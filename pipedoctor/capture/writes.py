@@ -60,7 +60,7 @@ class WriteGuard:
         return self.on_write is not None
 
     def arm(self, on_write: Callable[[str], None]) -> None:
-        self.on_write = on_write
+        self.on_write, self._firing = on_write, False
 
     def disarm(self) -> None:
         self.on_write = None
