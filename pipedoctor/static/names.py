@@ -25,6 +25,7 @@ TRACKED_ROOTS = frozenset(
 _PREFIX_REWRITES: tuple[tuple[str, str], ...] = (
     ("tensorflow.compat.v1.", "tensorflow."),
     ("tensorflow.compat.v2.", "tensorflow."),
+    ("tensorflow.contrib.data.", "tensorflow.data.experimental."),  # TF1's contrib, the same ops
     ("tensorflow.python.keras.", "keras."),
     ("tensorflow.keras.", "keras."),
     ("tf_keras.", "keras."),

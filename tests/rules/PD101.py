@@ -232,3 +232,10 @@ def trees(frame):
     # ok: PD101
     rows = tfdf.keras.pd_dataframe_to_tf_dataset(frame).map(lambda f, y: (f, y)).batch(64)
     tfdf.keras.RandomForestModel().fit(rows)
+
+
+def tf1_contrib_input_fn(files):
+    # TF1's contrib spelling of map_and_batch is the same op as tf.data.experimental's
+    ds = tf.data.TFRecordDataset(files, num_parallel_reads=4)
+    # ruleid: PD101
+    return ds.apply(tf.contrib.data.map_and_batch(tf.io.parse_tensor, batch_size=32))
