@@ -1123,6 +1123,11 @@ class ModuleInterpreter(DatasetUses):
         if op == "from_generator":
             generator = args[0] if args else kwargs.get("generator", OPAQUE)
             self.generated_from(node, generator, pipeline)
+        subset = kwargs.get("subset")
+        if op.endswith("_dataset_from_directory") and isinstance(subset, Const):
+            if subset.value == "both":  # ``train, val = ...(subset="both")``: two datasets
+                other = self.new_pipeline(Pipeline((replace(stage, params=dict(converted)),)))
+                return Seq((pipeline, other))
         if op == "tfds.load":
             split = kwargs.get("split")
             if isinstance(split, Seq):

@@ -80,3 +80,13 @@ def evaluation_only():
     # ok: PD106
     test = keras.utils.image_dataset_from_directory("photos/test", image_size=(64, 64))
     model.evaluate(test)
+
+
+def split_both():
+    # `subset="both"` gives the training and the validation set at once, as the Keras
+    # image-classification tutorial writes it: both decode every image every epoch
+    # ruleid: PD106
+    train, val = keras.utils.image_dataset_from_directory(
+        "photos/", validation_split=0.2, subset="both", seed=1, image_size=(64, 64)
+    )
+    keras.Sequential().fit(train, validation_data=val, epochs=10)
