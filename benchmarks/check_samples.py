@@ -1,11 +1,15 @@
 """Run ``pipedoctor check`` on every script in sample_pipelines/ and print what it measured.
 
+With ``--outside``, on the scripts written by others in ``tests/outside/`` instead, each from
+an empty working directory, as ``tests/test_outside.py`` runs them.
+
 For each script: the three throughputs (samples/s), the verdict, the findings, and the check's
 own wall time; each defective script sits next to its fixed twin, so the table shows whether
 the fix paid off on this machine. A sample with a ``<name>.toml`` beside it is checked with
 that configuration (``--config``).
 
     python benchmarks/check_samples.py [--timeout 120] [NAME ...]
+    python benchmarks/check_samples.py --outside [--timeout 60]
 """
 
 from __future__ import annotations
@@ -28,14 +32,17 @@ def config_of(name: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def check(script: Path, timeout: float) -> tuple[dict, float, str]:
+OUTSIDE = SAMPLES.parent / "tests" / "outside"
+
+
+def check(script: Path, timeout: float, cwd: Path | None = None) -> tuple[dict, float, str]:
     """The JSON report of one check, its wall time, and the error line when it failed."""
     config = config_of(script.stem)
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "pipedoctor", "check", str(script), "--format", "json",
          "--quiet", "--timeout", str(timeout), *(["--config", str(config)] if config else [])],
-        capture_output=True, text=True, timeout=timeout + 60,
+        capture_output=True, text=True, timeout=timeout + 60, cwd=cwd,
     )  # fmt: skip
     elapsed = time.perf_counter() - started
     if done.returncode == 2 or not done.stdout.strip():
@@ -79,13 +86,38 @@ def run_all(names: list[str], timeout: float) -> dict[str, tuple[dict, float, st
     return results
 
 
+def run_outside(timeout: float) -> None:
+    """Check every script of ``tests/outside/`` from an empty folder: verdict, the three
+    throughputs, the check's wall time and the first finding located in the script."""
+    import tempfile
+
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores; check --timeout {timeout:g}")
+    for script in sorted(OUTSIDE.glob("*.py")):
+        with tempfile.TemporaryDirectory() as empty:
+            report, elapsed, error = check(script, timeout, cwd=Path(empty))
+        m = report.get("measurements", {})
+        located = [f["rule"] for f in report.get("findings", []) if f.get("path")]
+        rates = " / ".join(
+            f"{m[k]:,.0f}" if m.get(k) else "-"
+            for k in ("pipeline_samples_per_s", "ceiling_samples_per_s", "training_samples_per_s")
+        )
+        verdict = report.get("verdict") or ("incomplete" if m.get("incomplete") else error)
+        top = located[0] if located else "-"
+        print(f"| `{script.name}` | {verdict} | {rates} | {elapsed:.0f} s | {top} |")
+        sys.stdout.flush()
+
+
 def arguments(doc: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("names", nargs="*", help="sample names (default: all)")
     parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--outside", action="store_true", help="the scripts of tests/outside/")
     return parser.parse_args()
 
 
 if __name__ == "__main__":
     options = arguments(__doc__)
-    run_all(sample_names(options.names), options.timeout)
+    if options.outside:
+        run_outside(options.timeout)
+    else:
+        run_all(sample_names(options.names), options.timeout)
