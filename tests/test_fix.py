@@ -7,13 +7,21 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("libcst")
 
-from pipedoctor.fix.edits import FIXABLE, FixError, apply, autotune_expression, plan  # noqa: E402
+from pipedoctor.fix.edits import (  # noqa: E402
+    FIXABLE,
+    MEASURED_ONLY,
+    FixError,
+    apply,
+    autotune_expression,
+    plan,
+)
 from pipedoctor.lint import lint_text  # noqa: E402
 from pipedoctor.rules import ALL_RULES, load_catalog  # noqa: E402
 
@@ -26,7 +34,7 @@ def findings(text: str, rule: str | None = None) -> list:
     return [f for f in found if rule is None or f.rule == rule]
 
 
-@pytest.mark.parametrize("rule", FIXABLE)
+@pytest.mark.parametrize("rule", [r for r in FIXABLE if r not in MEASURED_ONLY])
 def test_the_fixture_becomes_its_snapshot_and_the_rule_goes_quiet(rule: str) -> None:
     source = (RULES / f"{rule}.py").read_text()
     before = findings(source, rule)
@@ -192,3 +200,16 @@ def test_a_notebook_with_invalid_json_is_left_as_it_is(tmp_path: Path) -> None:
     assert path.read_text() == '{"cells": ['
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "broken.ipynb: is not valid notebook JSON: left untouched" in done.stderr
+
+
+def test_a_cache_is_written_only_where_a_check_measured_it() -> None:
+    source = (RULES / "PD106.py").read_text()
+    static = findings(source, "PD106")
+    assert static and all(f.gain is None for f in static)
+    fixed, edits, skipped = plan(source, static, SAFETY, unsafe=True)
+    assert fixed == source and not edits
+    assert all("only by `check --fix`" in why for _, why in skipped)
+    measured = [replace(f, gain=12.0) for f in static[:1]]
+    fixed, edits, _ = plan(source, measured, SAFETY, unsafe=True)
+    assert [e.rule for e in edits] == ["PD106"] and edits[0].after.endswith(".cache()")
+    compile(fixed, "PD106.py", "exec")

@@ -25,7 +25,9 @@ from pathlib import Path
 
 from pipedoctor.report import Finding
 
-FIXABLE = ("PD101", "PD102", "PD103", "PD104", "PD112")
+FIXABLE = ("PD101", "PD102", "PD103", "PD104", "PD106", "PD112")
+MEASURED_ONLY = ("PD106",)
+"""Fixes written only where a check measured them: a cache needs its size known."""
 READERS = ("TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset")
 
 
@@ -112,6 +114,9 @@ def plan(
         safety = safeties.get(finding.rule, "none")
         if finding.rule not in FIXABLE or safety == "none" or finding.line is None:
             continue
+        if finding.rule in MEASURED_ONLY and finding.gain is None:
+            skipped.append((finding, "a cache is written only by `check --fix`, once measured"))
+            continue
         if safety == "unsafe" and not unsafe:
             skipped.append((finding, "unsafe fix: pass --unsafe-fixes to apply it"))
             continue
@@ -191,8 +196,11 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
         return cst.Call(func=cst.Attribute(value=call, attr=cst.Name("prefetch")),
                         args=[cst.Arg(value=autotune)])  # fmt: skip
 
+    def cache(call, autotune):  # noqa: ANN001, ANN202, ARG001 - one signature for all
+        return cst.Call(func=cst.Attribute(value=call, attr=cst.Name("cache")), args=[])
+
     rewrites: dict[str, Callable] = {"PD101": prefetch, "PD102": parallel, "PD103": parallel,
-                                     "PD104": parallel}  # fmt: skip
+                                     "PD104": parallel, "PD106": cache}  # fmt: skip
 
     class Fixer(cst.CSTTransformer):
         METADATA_DEPENDENCIES = (PositionProvider,)

@@ -66,6 +66,42 @@ def in_working_directory(report: Report, cwd: Path) -> tuple[Report, list[tuple[
     return Report(findings=inside), outside
 
 
+def cache_entry(finding: Finding, whatif: list[dict]) -> dict | None:
+    """The measured cache a PD106 finding stands for (the what-if at its line), if any."""
+    for entry in whatif:
+        cache = entry.get("cache")
+        if entry.get("rule") == "PD106" and isinstance(cache, dict):
+            if entry.get("line") == finding.line and str(entry.get("path", "")).endswith(
+                str(finding.path)
+            ):
+                return cache
+    return None
+
+
+def placed_caches(report: Report, whatif: list[dict]) -> tuple[Report, list[tuple[Finding, str]]]:
+    """The findings to fix, a cache among them only where the check measured it in memory with
+    nothing to move: a cache that needs a ``shuffle`` or ``repeat`` moved after it, or local
+    disk, is a rewrite to make by hand, as the report describes it."""
+    kept, left = [], []
+    for finding in report.findings:
+        if finding.rule != "PD106":
+            kept.append(finding)
+            continue
+        cache = cache_entry(finding, whatif)
+        if cache is None:
+            left.append((finding, "no cache was measured at this line"))
+        elif cache.get("kind") != "ram" or cache.get("moved"):
+            left.append((finding, "the measured cache moves other stages or lives on disk: "
+                                  "make it by hand, as the report says"))  # fmt: skip
+        else:
+            kept.append(replace(finding, message=finding.message, fix=_size(cache)))
+    return Report(findings=kept, measurements=report.measurements), left
+
+
+def _size(cache: dict) -> str:
+    return f"cache: {cache.get('bytes', 0) / 2**20:,.0f} MiB in RAM, measured"
+
+
 def throughput(report: Report) -> float | None:
     """What the check measured the job doing: training, else the pipeline alone."""
     m = report.measurements
@@ -84,6 +120,8 @@ def plan_fixes(
     """The fixes for the report's findings inside ``cwd``: shown as a diff whose hunks carry
     the measured gains, and written when ``write``."""
     inside, outside = in_working_directory(report, cwd)
+    inside, unplaced = placed_caches(inside, report.measurements.get("whatif") or [])
+    outside += unplaced
     originals = {}
     if write:
         for shown in {f.path for f in inside.findings if f.path}:
@@ -158,10 +196,11 @@ def headed_by_gains(diff: str, edits: list[Edit], findings: list[Finding]) -> st
 def gain_label(finding: Finding | None, rule: str) -> str:
     if finding is None:
         return rule
+    size = f" ({finding.fix})" if rule == "PD106" and finding.fix.startswith("cache:") else ""
     if finding.end_to_end_gain is not None:
-        return f"{rule}: x{finding.end_to_end_gain:.2f} end to end, measured"
+        return f"{rule}: x{finding.end_to_end_gain:.2f} end to end, measured{size}"
     if finding.gain is not None:
-        return f"{rule}: x{finding.gain:.2f} on the pipeline alone, measured"
+        return f"{rule}: x{finding.gain:.2f} on the pipeline alone, measured{size}"
     return f"{rule}: not measured"
 
 
