@@ -22,7 +22,7 @@ from pipedoctor.fix.measured import (  # noqa: E402
     plan_fixes,
 )
 from pipedoctor.lint import lint_text  # noqa: E402
-from pipedoctor.report import Report  # noqa: E402
+from pipedoctor.report import Finding, Report, Severity  # noqa: E402
 from pipedoctor.rules import ALL_RULES  # noqa: E402
 
 PIPELINE = """import tensorflow as tf
@@ -139,3 +139,38 @@ def test_check_fix_measures_the_patched_script_again(tmp_path: Path) -> None:
         compile(fixed, script.name, "exec")
         assert report["measurements"]["training_samples_per_s"] > 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sequential_map.py"]
+
+
+def test_a_cache_is_written_only_where_it_was_measured_in_memory_with_nothing_to_move(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import tensorflow as tf\n\n"
+        "files = tf.data.Dataset.list_files('photos/*.jpg', shuffle=False)\n"
+        "ds = files.map(lambda p: tf.io.decode_jpeg(tf.io.read_file(p)))\n"
+        "ds = ds.batch(8).prefetch(tf.data.AUTOTUNE)\n"
+        "tf.keras.Sequential().fit(ds)\n"
+    )
+    line = script.read_text().splitlines()[3]
+    finding = Finding(  # as the graph doctor places it: at the `map` that decodes
+        "PD106", "missing-cache", Severity.INFO, "`map` decodes again on every epoch",
+        path=str(script), line=4, column=line.index("map") + 1,
+    )  # fmt: skip
+
+    def report(cache: dict) -> Report:
+        entry = {"rule": "PD106", "path": str(script), "line": finding.line, "cache": cache}
+        measured = replace(finding, path=str(script), gain=9.0, end_to_end_gain=4.0)
+        return Report(findings=[measured], measurements={"whatif": [entry]})
+
+    in_memory = {"kind": "memory", "bytes": 300 * 2**20, "moved": []}
+    result = plan_fixes(report(in_memory), relint, tmp_path, unsafe=True, write=False)
+    assert [e.rule for e in result.run.edits] == ["PD106"]
+    assert "cache: 300 MiB in RAM, measured" in result.run.diff
+    assert ".cache()" in result.run.diff
+    for cache in ({**in_memory, "moved": [{"op": "shuffle"}]}, {**in_memory, "kind": "disk"}):
+        result = plan_fixes(report(cache), relint, tmp_path, unsafe=True, write=False)
+        assert result.run.edits == []
+        assert any("make it by hand" in why for _, why in result.run.skipped)
+    safe_only = plan_fixes(report(in_memory), relint, tmp_path, unsafe=False, write=False)
+    assert safe_only.run.edits == []  # a cache is an unsafe fix: memory

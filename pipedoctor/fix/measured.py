@@ -90,7 +90,7 @@ def placed_caches(report: Report, whatif: list[dict]) -> tuple[Report, list[tupl
         cache = cache_entry(finding, whatif)
         if cache is None:
             left.append((finding, "no cache was measured at this line"))
-        elif cache.get("kind") != "ram" or cache.get("moved"):
+        elif cache.get("kind") != "memory" or cache.get("moved"):
             left.append((finding, "the measured cache moves other stages or lives on disk: "
                                   "make it by hand, as the report says"))  # fmt: skip
         else:
