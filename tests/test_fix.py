@@ -23,6 +23,7 @@ from pipedoctor.fix.edits import (  # noqa: E402
     plan,
 )
 from pipedoctor.lint import lint_text  # noqa: E402
+from pipedoctor.report import Finding, Severity  # noqa: E402
 from pipedoctor.rules import ALL_RULES, load_catalog  # noqa: E402
 
 RULES = Path(__file__).parent / "rules"
@@ -213,3 +214,22 @@ def test_a_cache_is_written_only_where_a_check_measured_it() -> None:
     fixed, edits, _ = plan(source, measured, SAFETY, unsafe=True)
     assert [e.rule for e in edits] == ["PD106"] and edits[0].after.endswith(".cache()")
     compile(fixed, "PD106.py", "exec")
+
+
+def test_a_live_finding_placed_where_its_call_begins_is_fixed_unless_a_chain_shares_it() -> None:
+    # The live graph records where a stage's call expression begins (`ds` of `ds.map(...)`),
+    # the lint where its method's name does: both place a fix, but a chain of calls beginning
+    # at the same place is ambiguous and left alone.
+    source = (
+        "import tensorflow as tf\nds = tf.data.Dataset.range(9)\n"
+        "ds = ds.map(lambda x: x)\nchain = ds.map(lambda x: x).batch(3)\n"
+    )
+    live = [
+        Finding("PD106", "missing-cache", Severity.INFO, "m", path="t.py", line=line,
+                column=column, gain=3.0)
+        for line, column in ((3, 6), (4, 9))
+    ]  # fmt: skip
+    fixed, edits, skipped = plan(source, live, SAFETY, unsafe=True)
+    assert [(e.line, e.after) for e in edits] == [(3, "ds.map(lambda x: x).cache()")]
+    assert "chain = ds.map(lambda x: x).batch(3)\n" in fixed
+    assert [why for _, why in skipped] == ["the code at its place is not a call this fix knows"]

@@ -210,6 +210,7 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
             self.targets = targets
             self.autotune = autotune
             self.done: dict[tuple[int, int], tuple[str, str]] = {}
+            self.starts: dict[tuple[int, int], int] = {}
             self._module = cst.Module([])
 
         def _anchor(self, call) -> tuple[int, int] | None:  # noqa: ANN001
@@ -223,9 +224,26 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
         def _code(self, node) -> str:  # noqa: ANN001
             return self._module.code_for_node(node)
 
+        def visit_Call(self, node) -> None:  # noqa: ANN001, N802
+            start = self.get_metadata(PositionProvider, node).start
+            key = (start.line, start.column + 1)
+            self.starts[key] = self.starts.get(key, 0) + 1
+
+        def _target(self, call):  # noqa: ANN001, ANN202
+            """The finding this call answers: one placed at its method's name, as the lint
+            places them; or one placed where the call's expression begins, as the live graph
+            records a stage's line, when no other call begins there (a chain is ambiguous)."""
+            key = self._anchor(call)
+            if key in self.targets:
+                return key, self.targets[key]
+            start = self.get_metadata(PositionProvider, call).start
+            begins = (start.line, start.column + 1)
+            if begins in self.targets and self.starts.get(begins) == 1:
+                return begins, self.targets[begins]
+            return key, None
+
         def leave_Call(self, original, updated):  # noqa: ANN001, ANN201, N802
-            key = self._anchor(original)
-            finding = self.targets.get(key)
+            key, finding = self._target(original)
             if finding is None or finding.rule not in rewrites or key in self.done:
                 return updated
             new = rewrites[finding.rule](updated, self.autotune)
