@@ -83,7 +83,15 @@ speed rules to leave it alone: a whole epoch of it takes milliseconds."""
 
 def tiny_in_memory(pipeline: Pipeline) -> bool:
     """A dataset of at most ``TINY_DATA`` examples from arrays in memory (a lesson's made-up
-    points, ``np.random.uniform(size=(200, 2))``), that reads no file and decodes nothing."""
+    points, ``np.random.uniform(size=(200, 2))``), that reads no file and decodes nothing.
+    Worked out once per pipeline: the rules ask it of every stage."""
+    known = pipeline.__dict__.get("_tiny")
+    if known is None:
+        known = pipeline.__dict__["_tiny"] = _tiny(pipeline)
+    return known
+
+
+def _tiny(pipeline: Pipeline) -> bool:
     sources = [s for s in pipeline.walk() if s.is_source]
     if not sources or any(
         s.op not in ("from_tensor_slices", "from_tensors")
