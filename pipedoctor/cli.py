@@ -299,6 +299,16 @@ def add_fix_options(parser: argparse.ArgumentParser, fix_help: str) -> None:
     )
 
 
+def relinter(config: Config):  # noqa: ANN201 - a callable, as fix_report takes it
+    """How a fix checks itself before it is written: the static findings on the fixed text."""
+    from pipedoctor.lint import lint_fixed
+
+    def relint(text: str, shown: str) -> list:
+        return lint_fixed(text, shown, config.selection)
+
+    return relint
+
+
 def fix_and_report(
     report: Report, paths: list[Path], config: Config, args: argparse.Namespace
 ) -> int:
@@ -306,11 +316,8 @@ def fix_and_report(
     one, as ruff). ``--fix``: the fixes written, then the findings that remain reported. A file
     that cannot be fixed is one line naming it, exit 2, and the file left as it was."""
     from pipedoctor.fix.run import fix_report, summary
-    from pipedoctor.lint import lint_fixed
 
-    def relint(text: str, shown: str) -> list:
-        return lint_fixed(text, shown, config.selection)
-
+    relint = relinter(config)
     try:
         run = fix_report(report, relint, unsafe=args.unsafe_fixes, write=not args.diff)
     except FixError as exc:  # libcst missing
@@ -474,11 +481,8 @@ def fix_measured(
     check measures a speed-up; its report is the one shown."""
     from pipedoctor.checker import CheckError, check_script
     from pipedoctor.fix.measured import confirm, plan_fixes, summary
-    from pipedoctor.lint import lint_fixed
 
-    def relint(text: str, shown: str) -> list:
-        return lint_fixed(text, shown, config.selection)
-
+    relint = relinter(config)
     try:
         result = plan_fixes(report, relint, Path.cwd(), unsafe=args.unsafe_fixes, write=args.fix)
     except FixError as exc:  # libcst missing

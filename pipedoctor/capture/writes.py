@@ -175,7 +175,7 @@ def install_tensorflow() -> None:
     for cls in (tf.train.Checkpoint, tf.train.CheckpointManager):
         for method in ("save", "write"):
             if method in vars(cls):
-                setattr(cls, method, _skipped_method(vars(cls)[method], "checkpoint"))
+                setattr(cls, method, _skipped(vars(cls)[method], "checkpoint"))
     tf.saved_model.save = _skipped(tf.saved_model.save, "SavedModel")
     original_write = summary_ops_v2.write
 
@@ -195,7 +195,7 @@ def install_keras() -> None:
     import keras
 
     for method, what in (("save", "Keras model"), ("save_weights", "Keras weights")):
-        setattr(keras.Model, method, _skipped_method(getattr(keras.Model, method), what))
+        setattr(keras.Model, method, _skipped(getattr(keras.Model, method), what))
 
 
 def _guarded(original: Callable[..., Any], what: str) -> Callable[..., Any]:
@@ -207,18 +207,17 @@ def _guarded(original: Callable[..., Any], what: str) -> Callable[..., Any]:
 
 
 def _skipped(original: Callable[..., Any], what: str) -> Callable[..., Any]:
+    """``original`` (a save whose second argument names where it writes: ``Model.save(self,
+    filepath)``, ``Checkpoint.save(self, file_prefix)``, ``saved_model.save(obj, export_dir)``)
+    returning without writing while the guard is armed."""
+
     def skipped(*args: Any, **kw: Any) -> Any:
-        path = args[1] if len(args) > 1 else kw.get("export_dir")
+        path = (
+            args[1]
+            if len(args) > 1
+            else next((kw[k] for k in ("filepath", "file_prefix", "export_dir") if k in kw), None)
+        )
         return None if GUARD.skips(what, _path(path)) else original(*args, **kw)
-
-    skipped.__wrapped__ = original  # type: ignore[attr-defined]
-    return skipped
-
-
-def _skipped_method(original: Callable[..., Any], what: str) -> Callable[..., Any]:
-    def skipped(obj: Any, *args: Any, **kw: Any) -> Any:
-        path = args[0] if args else kw.get("filepath", kw.get("file_prefix"))
-        return None if GUARD.skips(what, _path(path)) else original(obj, *args, **kw)
 
     skipped.__wrapped__ = original  # type: ignore[attr-defined]
     return skipped

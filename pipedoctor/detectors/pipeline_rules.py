@@ -546,19 +546,6 @@ def augmentation_on_host(context: Context) -> Iterator[Hit]:
     yield from once(hits)
 
 
-def batched_upstream(pipeline: Pipeline, stage: Stage) -> bool:
-    """True when elements reach ``stage`` as batches (a ``batch`` not undone by ``unbatch``;
-    a Keras directory factory batches unless given ``batch_size=None``)."""
-    for upstream in pipeline.earlier(stage):
-        if upstream.op == "unbatch":
-            return False
-        if upstream.op in ("batch", "padded_batch"):
-            return True
-        if upstream.op in SHUFFLING_FACTORIES:
-            return upstream.params.get("batch_size", 32) is not None
-    return False
-
-
 def fixed_batches_upstream(pipeline: Pipeline, stage: Stage) -> bool:
     """True when ``stage`` gets batches that hold the same examples every epoch: a ``batch``
     of more than one element, or a factory told not to shuffle (one that shuffles its rows

@@ -164,11 +164,9 @@ def written_python(
     code = "\n".join(lines)
     try:
         ast.parse(code)
-    except SyntaxError as exc:
-        column = exc.offset if exc.offset and exc.offset > 0 else None
-        return (CellPlace(cell, exc.lineno or 1), f"SyntaxError: {exc.msg}", column)
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return (CellPlace(cell, 1), f"cannot parse: {exc}", None)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        message, line, column = parse_error(exc, [])
+        return (CellPlace(cell, line), message, column)
     places = [CellPlace(cell, i) for i in range(1, len(lines) + 1)]
     return NotebookSource(code + "\n", places, name=target)
 
@@ -253,13 +251,8 @@ def python_of_cell(source: str) -> tuple[str, list[int], tuple[str, int, int | N
     code = "\n".join(lines)
     try:
         ast.parse(code)
-    except SyntaxError as exc:
-        line = exc.lineno or 1
-        shift = indents[line - 1] if 0 < line <= len(indents) else 0
-        column = exc.offset + shift if exc.offset and exc.offset > 0 else None
-        return "", indents, (f"SyntaxError: {exc.msg}", line, column)
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return "", indents, (f"cannot parse: {exc}", 1, None)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return "", indents, parse_error(exc, indents)
     return _compiled(code, indents)
 
 
@@ -273,14 +266,20 @@ def _compiled(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             compile(code, "<cell>", "exec", ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
-    except SyntaxError as exc:
-        line = exc.lineno or 1
-        shift = indents[line - 1] if 0 < line <= len(indents) else 0
-        column = exc.offset + shift if exc.offset and exc.offset > 0 else None
-        return "", indents, (f"SyntaxError: {exc.msg}", line, column)
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return "", indents, (f"cannot parse: {exc}", 1, None)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return "", indents, parse_error(exc, indents)
     return code, indents, None
+
+
+def parse_error(exc: Exception, indents: list[int]) -> tuple[str, int, int | None]:
+    """(message, line, column) of a cell that does not parse, the column counted in the cell
+    as written (``indents``: what dedenting took off each line)."""
+    if not isinstance(exc, SyntaxError):
+        return f"cannot parse: {exc}", 1, None
+    line = exc.lineno or 1
+    shift = indents[line - 1] if 0 < line <= len(indents) else 0
+    column = exc.offset + shift if exc.offset and exc.offset > 0 else None
+    return f"SyntaxError: {exc.msg}", line, column
 
 
 def _parses(code: str) -> bool:
