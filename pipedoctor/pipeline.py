@@ -8,9 +8,9 @@ written once against these classes, so the CI gate and the live check agree by c
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 AUTOTUNE = -1
 """``tf.data.AUTOTUNE``: the same sentinel TensorFlow stores in the graph."""
@@ -180,6 +180,85 @@ class Stage:
         return f"Stage({self.op}{where})"
 
 
+class Stages(Sequence["Stage"]):
+    """A pipeline's stages: the first ``len`` items of a list that only ever grows.
+
+    ``ds = ds.map(f)`` extends the chain ``ds`` ends, so the new pipeline appends its stage
+    to the list the old one views, instead of copying it. A file of ``n`` such lines then
+    holds ``n`` stages, not ``n**2 / 2``, even where every intermediate stays alive as an
+    input (``ds = ds.concatenate(ds)``). Extending a pipeline that is not the list's longest
+    view (a branch) copies its prefix once. Reads behave as a tuple's.
+    """
+
+    __slots__ = ("_items", "_length")
+
+    def __init__(self, stages: Iterable[Stage] = ()) -> None:
+        self._items: list[Stage] = list(stages)
+        self._length = len(self._items)
+
+    @classmethod
+    def _view(cls, items: list[Stage], length: int) -> Stages:
+        view = cls.__new__(cls)
+        view._items, view._length = items, length
+        return view
+
+    def plus(self, stage: Stage) -> Stages:
+        """These stages, then ``stage``."""
+        if self._length == len(self._items):
+            self._items.append(stage)
+            return Stages._view(self._items, self._length + 1)
+        return Stages([*self._items[: self._length], stage])
+
+    def same_prefix(self, other: Sequence[Stage], length: int) -> bool:
+        """Whether the first ``length`` stages of both are the same objects; immediate when
+        both view one list."""
+        if isinstance(other, Stages) and other._items is self._items:
+            return length <= min(self._length, other._length)
+        if length > len(self) or length > len(other):
+            return False
+        return all(self._items[i] is other[i] for i in range(length))
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Stage: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Stage, ...]: ...
+    def __getitem__(self, index: int | slice) -> Stage | tuple[Stage, ...]:
+        if isinstance(index, slice):
+            return tuple(self._items[: self._length][index])
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("stage index out of range")
+        return self._items[index]
+
+    def __iter__(self) -> Iterator[Stage]:
+        items = self._items
+        for i in range(self._length):
+            yield items[i]
+
+    def __add__(self, other: Iterable[Stage]) -> Stages:
+        joined = self
+        for stage in other:
+            joined = joined.plus(stage)
+        return joined
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Stages, tuple)):
+            return len(self) == len(other) and self.same_prefix(other, len(self))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[type[Stages], tuple[tuple[Stage, ...]]]:
+        return Stages, (tuple(self),)
+
+    def __repr__(self) -> str:
+        return f"Stages({', '.join(s.op for s in self)})"
+
+
 @dataclass(frozen=True, eq=False)
 class Pipeline:
     """An ordered chain of stages, source first.
@@ -190,13 +269,18 @@ class Pipeline:
     intermediate that another stage consumes.
     """
 
-    stages: tuple[Stage, ...]
+    stages: Stages
+    """Source first; a tuple given here is made a :class:`Stages`."""
     sink: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     ends: frozenset[str] = frozenset()
     """Where the code sends this dataset (see :data:`ENDS`), as the static front end saw it.
     Empty when the front end does not know (the graph front end reads the dataset that
     training was handed): every rule then judges it."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.stages, Stages):
+            object.__setattr__(self, "stages", Stages(self.stages))
 
     @property
     def source(self) -> Stage:
@@ -207,7 +291,7 @@ class Pipeline:
         return self.stages[-1]
 
     def then(self, stage: Stage) -> Pipeline:
-        return Pipeline(self.stages + (stage,))
+        return Pipeline(self.stages.plus(stage))
 
     def with_sink(self, sink: str) -> Pipeline:
         return Pipeline(self.stages, sink, self.options, self.ends)
@@ -355,28 +439,28 @@ class _Walker:
     def __init__(self) -> None:
         self.order: list[Stage] = []
         self.seen: set[int] = set()
-        self.chains: dict[int, tuple[tuple[Stage, ...], int]] = {}
+        self.chains: dict[int, tuple[Stages, int]] = {}
         """``id(stage)`` → (a chain of stages, the stage's index there) where every stage
         before it had been walked when it was: an input that shares that prefix (``ds`` in
         ``ds.concatenate(ds)``) is walked from where it differs, not from its source."""
 
-    def emitted(self, stage: Stage, chain: tuple[Stage, ...], index: int) -> None:
+    def emitted(self, stage: Stage, chain: Stages, index: int) -> None:
         self.seen.add(id(stage))
         self.order.append(stage)
         self.chains[id(stage)] = (chain, index)
 
-    def walked_prefix(self, chain: tuple[Stage, ...]) -> int:
+    def walked_prefix(self, chain: Stages) -> int:
         """How many of ``chain``'s first stages are walked already, as a prefix seen before."""
         for i in range(len(chain) - 1, -1, -1):
             known = self.chains.get(id(chain[i]))
-            if known is not None and known[1] == i and known[0][:i] == chain[:i]:
+            if known is not None and known[1] == i and known[0].same_prefix(chain, i):
                 return i + 1
         return 0
 
-    def emit(self, chain: tuple[Stage, ...]) -> None:
+    def emit(self, chain: Stages) -> None:
         """Walk ``chain`` and, before each of its stages, that stage's inputs."""
         start = self.walked_prefix(chain)
-        pending: list[tuple[tuple[Stage, ...], int, bool]] = [
+        pending: list[tuple[Stages, int, bool]] = [
             (chain, i, False) for i in range(len(chain) - 1, start - 1, -1)
         ]
         while pending:

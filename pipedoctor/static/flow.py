@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePath
 
-from pipedoctor.pipeline import Pipeline, Stage
+from pipedoctor.pipeline import Pipeline, Stage, Stages
 from pipedoctor.static.values import Func, Obj, Seq, Stream, Value
 
 TRAINING_WORDS = frozenset(
@@ -97,16 +97,12 @@ class Places:
         self.parents: list[int] = [-1]
         """Place number → its parent's; 0 is the empty pipeline."""
         self.by_stage: dict[int, tuple[Stage, Stage | None, int]] = {}
-        """``id(stage)`` → (the stage, the stage before it, the place it ends). Never
-        rewritten: each stage the interpreter makes extends one pipeline, so a stage stands
-        for its whole prefix, and a prefix can be read back from its last stage."""
-        self.chained = True
-        """Whether every stage of the pipeline last numbered has the stage before it that
-        ``by_stage`` says (false for a stage reused after another one)."""
+        """``id(stage)`` → (the stage, the stage before it, the place it ends), as first
+        numbered: each stage the interpreter makes extends one pipeline, so a stage with
+        that stage before it stands for its whole prefix."""
 
     def key(self, pipeline: Pipeline) -> PlaceKey:
         stages = pipeline.stages
-        self.chained = True
         i = len(stages) - 1
         number = 0
         while i >= 0:  # the longest prefix numbered already (usually all but the last stage)
@@ -124,26 +120,8 @@ class Places:
                 found = self.numbers[(number, element)] = len(self.parents)
                 self.parents.append(number)
             number = found
-            known = self.by_stage.setdefault(id(stage), (stage, _before(stages, j), number))
-            if known[0] is not stage or known[1] is not _before(stages, j):
-                self.chained = False
+            self.by_stage.setdefault(id(stage), (stage, _before(stages, j), number))
         return number
-
-    def last_key(self, stage: Stage) -> PlaceKey:
-        """The place of the pipeline that ``stage`` ends, numbered before."""
-        return self.by_stage[id(stage)][2]
-
-    def before(self, stage: Stage) -> Stage | None:
-        return self.by_stage[id(stage)][1]
-
-    def prefix(self, last: Stage, length: int) -> tuple[Stage, ...]:
-        """The stages of the pipeline of ``length`` stages that ``last`` ends."""
-        stages: list[Stage] = [last]
-        while len(stages) < length:
-            before = self.before(stages[-1])
-            assert before is not None
-            stages.append(before)
-        return tuple(reversed(stages))
 
     def within(self, key: PlaceKey, prefix: PlaceKey) -> bool:
         """Whether the place ``prefix`` is ``key`` or one of its prefixes."""
@@ -154,7 +132,7 @@ class Places:
         return False
 
 
-def _before(stages: tuple[Stage, ...], i: int) -> Stage | None:
+def _before(stages: Stages, i: int) -> Stage | None:
     return stages[i - 1] if i else None
 
 
@@ -307,11 +285,10 @@ class DataFlow:
         """A ``.py`` module's top-level datasets can be imported elsewhere: their end is
         unknown. A notebook's are used in the notebook or not at all."""
         self.places = Places()
-        self.created: list[tuple[Stage, int] | tuple[Stage, ...]] = []
-        """Each pipeline created, in order, as (its last stage, its length), from which
-        ``Places`` reads it back: holding every ``ds = ds.map(...)`` of a long file whole
-        would take memory quadratic in its length. A pipeline whose stages ``Places`` cannot
-        chain is held whole (a tuple of its stages, ``length`` then missing)."""
+        self.created: list[Stages] = []
+        """The stages of each pipeline created, in order. A view of a shared list
+        (:class:`Stages`), so holding every ``ds = ds.map(...)`` of a long file costs one
+        stage per line, not the square of the file's length."""
         self.ends: dict[PlaceKey, set[str]] = {}
         self.module_level: set[PlaceKey] = set()
         self.distributed: dict[PlaceKey, Obj] = {}
@@ -321,20 +298,7 @@ class DataFlow:
 
     def create(self, pipeline: Pipeline) -> None:
         self.key(pipeline)
-        if self.places.chained:
-            self.created.append((pipeline.last, len(pipeline.stages)))
-        else:
-            self.created.append(tuple(pipeline.stages))
-
-    def created_key(self, record: tuple) -> PlaceKey:
-        if len(record) == 2 and isinstance(record[1], int):
-            return self.places.last_key(record[0])
-        return self.key(Pipeline(record))
-
-    def created_pipeline(self, record: tuple) -> Pipeline:
-        if len(record) == 2 and isinstance(record[1], int):
-            return Pipeline(self.places.prefix(record[0], record[1]))
-        return Pipeline(record)
+        self.created.append(pipeline.stages)
 
     def key(self, pipeline: Pipeline) -> PlaceKey:
         """The pipeline's place in the source: its stages' ops and positions."""
@@ -377,7 +341,8 @@ class DataFlow:
         judged: list[Pipeline] = []
         seen: set[tuple] = set()
         for record in self.created:
-            key = self.created_key(record)
+            pipeline = Pipeline(record)
+            key = self.key(pipeline)
             ends = set(self.ends.get(key, ()))
             if not ends:
                 if key in extended:
@@ -385,7 +350,6 @@ class DataFlow:
                 if not (self.exports_module_names and key in self.module_level):
                     continue  # built and never used
                 ends = {"unknown"}
-            pipeline = self.created_pipeline(record)
             if is_synthetic_source(pipeline):
                 continue
             identity = (
@@ -424,14 +388,7 @@ class DataFlow:
             return True
 
         pending: list[Pipeline] = []
-        for record in self.created:
-            mark(parents[self.created_key(record)])
-            if len(record) == 2 and isinstance(record[1], int):
-                stage: Stage | None = record[0]
-                while stage is not None and look(stage, self.places.before(stage)):
-                    stage = self.places.before(stage)
-            else:
-                pending.append(Pipeline(record))
+        pending.extend(Pipeline(record) for record in self.created)
         while pending:
             pipeline = pending.pop()
             mark(parents[self.key(pipeline)])
