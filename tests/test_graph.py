@@ -232,6 +232,25 @@ def test_what_cannot_be_read_is_said_not_raised() -> None:
     assert "could not be read" in result.notes[0]
 
 
+def test_keras_arrays_that_do_not_fill_the_last_batch_are_timed_in_samples() -> None:
+    """``fit(x, y, batch_size=48)`` on 1,000 rows: Keras gathers batches from shuffled
+    indices (no batch op), the last one of 40. The rebuild used to batch those batches again
+    and fail; now the gathered batches are timed as batches, the index bookkeeping not at all."""
+    from keras.src.trainers.data_adapters import get_data_adapter
+
+    x = np.random.rand(1000, 20).astype("float32")
+    y = np.random.randint(0, 2, size=(1000,))
+    ds = get_data_adapter(x, y, batch_size=48, shuffle=True).get_tf_dataset()
+    result = diagnose(ds, time.perf_counter() + 40)
+    assert not any("could not be rebuilt" in n for n in result.notes), result.notes
+    (untimed,) = [n for n in result.notes if n.startswith("per-stage rates:")]
+    assert "flat_map" in untimed
+    timed = [s for s in result.measurements["stages"] if s["samples_per_s"]]
+    assert timed and timed[-1]["op"] == "prefetch"
+    pipeline = result.measurements["graph_pipeline_samples_per_s"]
+    assert all(s["samples_per_s"] < 20 * pipeline for s in timed), (pipeline, timed)
+
+
 def test_notebook_findings_point_at_the_cell_that_built_the_stage() -> None:
     pipedoctor.watch()  # already installed by this module: calling it again is harmless
     ds = tf.data.Dataset.range(64).map(lambda x: x + 1).batch(8)

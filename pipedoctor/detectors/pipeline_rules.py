@@ -95,9 +95,8 @@ def _tiny(pipeline: Pipeline) -> bool:
     sources = [s for s in pipeline.walk() if s.is_source]
     if not sources or any(
         s.op not in ("from_tensor_slices", "from_tensors")
-        or s.op == "from_tensor_slices" and not (
-            isinstance(s.param("elements"), int) and s.param("elements") <= TINY_DATA
-        )
+        or s.op == "from_tensor_slices"
+        and not (isinstance(s.param("elements"), int) and s.param("elements") <= TINY_DATA)
         for s in sources
     ):
         return False

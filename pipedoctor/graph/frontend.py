@@ -59,6 +59,9 @@ class GraphStage:
     batched: bool
     internal: bool = False
     """A node the user did not write (a reader's own list of file names)."""
+    samples: bool = True
+    """Its elements are samples or batches of them, so a rate of its prefix is in samples
+    per second (not so for the index bookkeeping before Keras gathers its batches)."""
 
 
 @dataclass
@@ -160,6 +163,22 @@ def prefix_cardinality(gp: GraphPipeline, index: int) -> int:
     return int(g.rebuild(g.truncated(gp.graph, stage.node), stage.spec).cardinality())
 
 
+def batched_by_spec(stages: list[GraphStage]) -> None:
+    """Training is handed batches, even where no ``batch`` op made them: Keras's pipeline
+    over in-memory arrays gathers each batch from shuffled indices in a ``map``. The stages
+    whose elements look like the ones training gets are taken as batches; what earlier ones
+    yield is not known to be samples (indices, a whole permutation), so they are not timed."""
+    final = stages[-1].spec if stages else None
+    batches = True
+    for stage in reversed(stages):
+        try:
+            batches = batches and stage.spec == final
+        except (TypeError, ValueError):
+            batches = False
+        stage.batched = batches
+        stage.samples = batches
+
+
 def read_dataset(dataset: Any, sink: str | None = "fit") -> GraphPipeline:
     """The dataset as a ``Pipeline``, with its graph nodes and per-stage element specs."""
     graph = g.serialize(dataset)
@@ -184,5 +203,7 @@ def read_dataset(dataset: Any, sink: str | None = "fit") -> GraphPipeline:
         ):
             stages[-1].internal = True
         stages.append(GraphStage(stage, node.name, spec, batched))
+    if sink == "fit" and not any(s.batched for s in stages):
+        batched_by_spec(stages)
     pipeline = Pipeline(tuple(s.stage for s in stages if not s.internal), sink)
     return GraphPipeline(graph, stages, pipeline, notes)

@@ -251,20 +251,33 @@ def stage_rates(
 ) -> list[dict[str, Any]]:
     """Each stage's rate (the pipeline cut after it, rebuilt and timed), the limiting one marked."""
     stages: list[dict[str, Any]] = []
+    untimed: list[str] = []
     for i, gs in enumerate(gp.stages):
         if gs.internal:
             continue
         if left() < 1.0:
             notes.append("per-stage rates: the budget ran out before every stage was timed")
             break
+        if not gs.samples:
+            untimed.append(gs.stage.op)
+            continue
         prefix = g.rebuild(g.truncated(gp.graph, gs.node), gs.spec)
-        rate = time_dataset(prefix, gs.batched, min(MEASURE_S, left()))
+        try:
+            rate = time_dataset(prefix, gs.batched, min(MEASURE_S, left()))
+        except tf.errors.InvalidArgumentError:  # elements of varying shapes, not batched
+            rate = None
+            untimed.append(gs.stage.op)
         where = gs.stage.location
         stages.append({
             "index": i, "op": gs.stage.op,
             "path": where.path if where else None, "line": where.line if where else None,
             "samples_per_s": round(rate.samples_per_s, 1) if rate else None,
         })  # fmt: skip
+    if untimed:
+        notes.append(
+            f"per-stage rates: {', '.join(untimed)} not timed alone (their elements are not "
+            "samples, or vary in shape before any batch and cannot be batched for timing)"
+        )
     mark_limiting(stages)
     return stages
 

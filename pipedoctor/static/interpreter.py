@@ -1445,8 +1445,10 @@ def array_rows(name: str, args: list[Value], kwargs: dict[str, Value]) -> int | 
         return 50
     if isinstance(value, Seq) and value.items:
         value = value.items[0]
-    if isinstance(value, Const) and isinstance(value.value, int) and not isinstance(
-        value.value, bool
+    if (
+        isinstance(value, Const)
+        and isinstance(value.value, int)
+        and not isinstance(value.value, bool)
     ):
         return value.value
     return None
