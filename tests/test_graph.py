@@ -320,3 +320,18 @@ def test_work_before_a_cache_never_limits_the_steady_state() -> None:
     uncached = [s for s in stages if s["op"] != "cache"]
     mark_limiting(uncached)
     assert [s["samples_per_s"] for s in uncached if s["limiting"]] == [2_000.0]
+
+
+def test_a_fall_within_timing_noise_names_no_slow_stage() -> None:
+    """A fast pipeline whose last stages differ by a fifth (two timings on a shared machine)
+    has no slowest stage; a fall past the noise floor still names one."""
+    from pipedoctor.graph.whatif import LIMITING_DROP, mark_limiting
+
+    rates = (("map", 597_508.0), ("with_options", 491_523.0), ("prefetch", 5e5))
+    noisy = [{"op": op, "samples_per_s": rate} for op, rate in rates]
+    mark_limiting(noisy)
+    assert not any(s["limiting"] for s in noisy)
+    real = [{"op": "map", "samples_per_s": 100_000.0},
+            {"op": "map", "samples_per_s": 100_000.0 / (LIMITING_DROP + 0.1)}]  # fmt: skip
+    mark_limiting(real)
+    assert real[1]["limiting"]

@@ -282,13 +282,19 @@ def stage_rates(
     return stages
 
 
+LIMITING_DROP = 1.25
+"""A stage limits the pipeline only where throughput falls by more than this: two timings
+of a few seconds each differ by up to about a fifth on a shared machine, so a smaller fall
+(a ``with_options`` after a fast ``map``) is noise, not a slow stage."""
+
+
 def mark_limiting(stages: list[dict[str, Any]]) -> None:
     """The stage where throughput drops most relative to its input limits the pipeline. Work
     before a ``cache()`` is done once, not in the steady state, so only the stages after the
     last cache can limit it (timed alone, a prefix that ends at the cache mostly fills it)."""
     caches = [i for i, entry in enumerate(stages) if entry["op"] == "cache"]
     steady = stages[caches[-1] + 1 :] if caches else stages
-    worst, worst_drop, worst_from = None, 1.0, None
+    worst, worst_drop, worst_from = None, LIMITING_DROP, None
     previous = None
     for entry in steady:
         rate = entry["samples_per_s"]
