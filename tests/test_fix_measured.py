@@ -174,3 +174,63 @@ def test_a_cache_is_written_only_where_it_was_measured_in_memory_with_nothing_to
         assert any("make it by hand" in why for _, why in result.run.skipped)
     safe_only = plan_fixes(report(in_memory), relint, tmp_path, unsafe=False, write=False)
     assert safe_only.run.edits == []  # a cache is an unsafe fix: memory
+
+
+def test_a_cache_that_moves_stages_writes_the_moves_too(tmp_path: Path) -> None:
+    """The measured cache after the decoding `map` moved the `shuffle` and `repeat` before it
+    to after it, and turned off the shuffle of file names: the patch makes the same pipeline
+    (the `ds = ds.shuffle(...)` line goes, its call is written after `.cache()`), and a
+    second fix finds nothing to do. A move into another file leaves the cache to the user."""
+    script = tmp_path / "train.py"
+    text = (
+        "import tensorflow as tf\n\n"
+        "files = tf.data.Dataset.list_files('photos/*.jpg', shuffle=True)\n"
+        "ds = files.shuffle(64, seed=1)\n"
+        "ds = ds.repeat()\n"
+        "ds = ds.map(lambda p: tf.io.decode_jpeg(tf.io.read_file(p)))  # decode\n"
+        "ds = ds.batch(8).prefetch(tf.data.AUTOTUNE)\n"
+        "tf.keras.Sequential().fit(ds, steps_per_epoch=10)\n"
+    )
+    script.write_text(text)
+    lines = text.splitlines()
+    finding = Finding(
+        "PD106", "missing-cache", Severity.INFO, "`map` decodes again on every epoch",
+        path=str(script), line=6, column=lines[5].index("map") + 1, gain=9.0, end_to_end_gain=4.0,
+    )  # fmt: skip
+
+    def moved(op: str, line: int, name: str, path: Path = script, out: bool = False) -> dict:
+        return {"op": op, "taken_out": out, "path": str(path), "line": line,
+                "column": lines[line - 1].index(name) + 1}  # fmt: skip
+
+    def report(moves: list[dict]) -> Report:
+        cache = {"kind": "memory", "bytes": 5 * 2**20, "moved": moves}
+        entry = {"rule": "PD106", "path": str(script), "line": 6, "cache": cache}
+        return Report(findings=[finding], measurements={"whatif": [entry]})
+
+    moves = [moved("shuffle", 3, "tf.data", out=True), moved("shuffle", 4, "shuffle"),
+             moved("repeat", 5, "repeat")]  # fmt: skip
+    result = plan_fixes(report(moves), relint, tmp_path, unsafe=True, write=True)
+    assert [e.rule for e in result.run.edits] == ["PD106"], result.run.skipped
+    fixed = script.read_text()
+    assert fixed == (
+        "import tensorflow as tf\n\n"
+        "files = tf.data.Dataset.list_files('photos/*.jpg', shuffle=False)\n"
+        "ds = files\n"
+        "ds = ds.map(lambda p: tf.io.decode_jpeg(tf.io.read_file(p))).cache().shuffle(64, seed=1)"
+        ".repeat()  # decode\n"
+        "ds = ds.batch(8).prefetch(tf.data.AUTOTUNE)\n"
+        "tf.keras.Sequential().fit(ds, steps_per_epoch=10)\n"
+    )
+    assert "cache: 5 MiB in RAM, measured" in result.run.diff
+    again = plan_fixes(measured_report(script, {}), relint, tmp_path, unsafe=True, write=True)
+    assert again.run.edits == [] and script.read_text() == fixed
+
+    script.write_text(text)
+    elsewhere = [*moves[:2], moved("repeat", 5, "repeat", path=tmp_path / "helpers.py")]
+    result = plan_fixes(report(elsewhere), relint, tmp_path, unsafe=True, write=True)
+    assert result.run.edits == [] and script.read_text() == text
+    assert any("another file" in why for _, why in result.run.skipped)
+    stale = [*moves[:2], moved("repeat", 4, "shuffle")]  # the code moved since the check
+    result = plan_fixes(report(stale), relint, tmp_path, unsafe=True, write=True)
+    assert result.run.edits == [] and script.read_text() == text
+    assert any("not a call at its line" in why for _, why in result.run.skipped)

@@ -8,6 +8,9 @@ called name to the end of the call, as the static front end reports it):
   ``prefetch`` buffer) becomes ``AUTOTUNE``;
 - PD104: a reader gets ``num_parallel_reads=AUTOTUNE``, an ``interleave``
   ``num_parallel_calls=AUTOTUNE``;
+- PD106 (only as a check measured it): ``.cache()`` after the call, with the stages the
+  measured cache moved: a ``shuffle`` or ``repeat`` before it taken out of its place and
+  written after the cache, a ``list_files`` shuffle of file names turned off;
 - PD112: a transformation whose result was dropped is assigned back to the name it starts from.
 
 ``AUTOTUNE`` is written as the file already names it.
@@ -29,6 +32,21 @@ FIXABLE = ("PD101", "PD102", "PD103", "PD104", "PD106", "PD112")
 MEASURED_ONLY = ("PD106",)
 """Fixes written only where a check measured them: a cache needs its size known."""
 READERS = ("TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset")
+
+
+@dataclass(frozen=True)
+class CacheMove:
+    """A stage that a measured cache moves: written after the cache (``shuffle``, ``repeat``),
+    or, for the shuffle of file names that a later ``shuffle`` replaces, turned off."""
+
+    op: str
+    line: int
+    column: int
+    taken_out: bool = False
+
+
+Moves = dict[tuple[str, int, int], tuple[CacheMove, ...]]
+"""The moves of each measured cache, by its PD106 finding's (path, line, column)."""
 
 
 class FixError(RuntimeError):
@@ -98,11 +116,13 @@ def plan(
     unsafe: bool = False,
     autotune: str | None = None,
     cell: bool = False,
+    moves: Moves | None = None,
 ) -> tuple[str, list[Edit], list[tuple[Finding, str]]]:
     """The fixed source, the edits made, and each finding left alone with why. Safe fixes
     only, unless ``unsafe``; ``safeties`` maps rule ids to their fix safety. ``cell``: the
     source is one notebook cell, its findings counted in it, and ``autotune`` how the
-    notebook (whose imports may sit in another cell) names ``tf.data.AUTOTUNE``."""
+    notebook (whose imports may sit in another cell) names ``tf.data.AUTOTUNE``. ``moves``:
+    what each measured cache moves (a cache is fixed only with every one of its moves)."""
     cst = _libcst()
     try:
         module = cst.parse_module(source)
@@ -129,8 +149,24 @@ def plan(
             skipped.append((targets.pop(key), "the file does not import TensorFlow by name"))
     if not targets:
         return source, [], skipped
-    fixer = _transformer(cst)(targets, cst.parse_expression(autotune or "AUTOTUNE"))
     wrapper = cst.metadata.MetadataWrapper(module)
+    calls = _places(cst, wrapper)
+    moved: dict[tuple[int, int], list[tuple[CacheMove, object]]] = {}
+    for key, finding in list(targets.items()):
+        if finding.rule != "PD106":
+            continue
+        if key not in calls:
+            continue  # left as "not a call this fix knows", and nothing is moved for it
+        wanted = (moves or {}).get((finding.path or "", *key), ())
+        found = [(m, calls.get((m.line, m.column))) for m in wanted]
+        # without every one of its moves, it is not the cache that was measured
+        if any(call is None or _called(cst, call) != _move_call(m) for m, call in found):
+            skipped.append((targets.pop(key), "a stage the measured cache moves is not a call "
+                                              "at its line: make the cache by hand, as the "
+                                              "report says"))  # fmt: skip
+            continue
+        moved[key] = found
+    fixer = _transformer(cst)(targets, cst.parse_expression(autotune or "AUTOTUNE"), calls, moved)
     fixed = wrapper.visit(fixer).code
     edits = []
     for key, finding in targets.items():
@@ -143,8 +179,39 @@ def plan(
     return fixed, sorted(edits, key=lambda e: (e.line, e.column)), skipped
 
 
-def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is optional
+def _called(cst, call) -> str:  # noqa: ANN001 - libcst is optional
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+
+
+def _move_call(move: CacheMove) -> str:
+    """The method a moved stage is written as: ``list_files`` for a shuffle of file names."""
+    return "list_files" if move.taken_out else move.op
+
+
+def _places(cst, wrapper) -> dict[tuple[int, int], object]:  # noqa: ANN001
+    """Each call by the places a finding may name it at: its method's name, as the lint
+    places findings; and where the call's expression begins, as the live graph records a
+    stage's line, when no other call begins there (a chain is ambiguous)."""
     from libcst.metadata import PositionProvider
+
+    positions = wrapper.resolve(PositionProvider)
+    by_name: dict[tuple[int, int], object] = {}
+    by_start: dict[tuple[int, int], list[object]] = {}
+    for node, where in positions.items():
+        if not isinstance(node, cst.Call):
+            continue
+        by_start.setdefault((where.start.line, where.start.column + 1), []).append(node)
+        func = node.func
+        name = func.attr if isinstance(func, cst.Attribute) else func
+        if isinstance(name, cst.Name):
+            start = positions[name].start
+            by_name[(start.line, start.column + 1)] = node
+    unique = {key: calls[0] for key, calls in by_start.items() if len(calls) == 1}
+    return {**unique, **by_name}
+
+
+def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is optional
 
     def keyword(call, name: str, value):  # noqa: ANN001, ANN202
         """``call`` with keyword ``name`` set to ``value``: the old one replaced, or a new one
@@ -173,12 +240,8 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
                 args[-1] = last.with_changes(comma=space)
         return call.with_changes(args=[*args, arg])
 
-    def called(call) -> str:  # noqa: ANN001
-        func = call.func
-        return func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-
     def parallel(call, autotune):  # noqa: ANN001, ANN202
-        name = called(call)
+        name = _called(cst, call)
         if name == "prefetch":
             if call.args and call.args[0].keyword is None:
                 return call.with_changes(args=[call.args[0].with_changes(value=autotune),
@@ -199,65 +262,81 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
     def cache(call, autotune):  # noqa: ANN001, ANN202, ARG001 - one signature for all
         return cst.Call(func=cst.Attribute(value=call, attr=cst.Name("cache")), args=[])
 
+    def after(call, moved):  # noqa: ANN001, ANN202
+        """``call`` then each moved call (``.shuffle(n)``, ``.repeat()``) as it was written."""
+        for node in moved:
+            call = node.with_changes(func=node.func.with_changes(value=call))
+        return call
+
     rewrites: dict[str, Callable] = {"PD101": prefetch, "PD102": parallel, "PD103": parallel,
                                      "PD104": parallel, "PD106": cache}  # fmt: skip
 
     class Fixer(cst.CSTTransformer):
-        METADATA_DEPENDENCIES = (PositionProvider,)
+        """The edits for ``targets`` (place → finding), the calls found at ``places``;
+        ``moved``: for each measured cache, its moves and the calls they are."""
 
-        def __init__(self, targets: dict, autotune) -> None:  # noqa: ANN001
+        def __init__(self, targets: dict, autotune, places: dict, moved: dict) -> None:  # noqa: ANN001
             super().__init__()
             self.targets = targets
             self.autotune = autotune
             self.done: dict[tuple[int, int], tuple[str, str]] = {}
-            self.starts: dict[tuple[int, int], int] = {}
+            self.at = {id(call): key for key, call in places.items() if key in targets}
+            self.moved = {key: [call for _, call in pairs] for key, pairs in moved.items()}
+            self.taken = {id(call): move for pairs in moved.values() for move, call in pairs}
+            self.rewritten: dict[int, object] = {}
+            """``id`` of each moved call as written → the call as it now reads (its own
+            arguments' fixes in it), to be written after its cache."""
+            self.emptied: set[int] = set()
             self._module = cst.Module([])
-
-        def _anchor(self, call) -> tuple[int, int] | None:  # noqa: ANN001
-            func = call.func
-            name = func.attr if isinstance(func, cst.Attribute) else func
-            if not isinstance(name, cst.Name):
-                return None
-            start = self.get_metadata(PositionProvider, name).start
-            return (start.line, start.column + 1)
 
         def _code(self, node) -> str:  # noqa: ANN001
             return self._module.code_for_node(node)
 
-        def visit_Call(self, node) -> None:  # noqa: ANN001, N802
-            start = self.get_metadata(PositionProvider, node).start
-            key = (start.line, start.column + 1)
-            self.starts[key] = self.starts.get(key, 0) + 1
-
-        def _target(self, call):  # noqa: ANN001, ANN202
-            """The finding this call answers: one placed at its method's name, as the lint
-            places them; or one placed where the call's expression begins, as the live graph
-            records a stage's line, when no other call begins there (a chain is ambiguous)."""
-            key = self._anchor(call)
-            if key in self.targets:
-                return key, self.targets[key]
-            start = self.get_metadata(PositionProvider, call).start
-            begins = (start.line, start.column + 1)
-            if begins in self.targets and self.starts.get(begins) == 1:
-                return begins, self.targets[begins]
-            return key, None
-
         def leave_Call(self, original, updated):  # noqa: ANN001, ANN201, N802
-            key, finding = self._target(original)
+            move = self.taken.get(id(original))
+            if move is not None:
+                if move.taken_out:
+                    return keyword(updated, "shuffle", cst.Name("False"))
+                self.rewritten[id(original)] = updated
+                receiver = updated.func.value
+                self.emptied.add(id(receiver))
+                return receiver
+            key = self.at.get(id(original))
+            finding = self.targets.get(key) if key else None
             if finding is None or finding.rule not in rewrites or key in self.done:
                 return updated
             new = rewrites[finding.rule](updated, self.autotune)
             if new is None:
                 return updated
+            if finding.rule == "PD106":
+                moved = [c for c in self.moved.get(key, ()) if not self.taken[id(c)].taken_out]
+                new = after(new, [self.rewritten.get(id(c), c) for c in moved])
             self.done[key] = (self._code(original), self._code(new))
             return new
 
+        def leave_SimpleStatementLine(self, original, updated):  # noqa: ANN001, ANN201, N802
+            """``ds = ds.shuffle(n)`` whose shuffle moved after a cache goes as a whole."""
+            body = updated.body
+            if (
+                len(body) == 1
+                and isinstance(body[0], cst.Assign)
+                and id(body[0].value) in self.emptied
+            ):
+                targets = body[0].targets
+                value = body[0].value
+                if (
+                    len(targets) == 1
+                    and isinstance(targets[0].target, cst.Name)
+                    and isinstance(value, cst.Name)
+                    and targets[0].target.value == value.value
+                ):
+                    return cst.RemoveFromParent()
+            return updated
+
         def leave_Expr(self, original, updated):  # noqa: ANN001, ANN201, N802
             call = original.value
-            if not isinstance(call, cst.Call):
-                return updated
-            key = self._anchor(call)
-            finding = self.targets.get(key)
+            key = self.at.get(id(call)) if isinstance(call, cst.Call) else None
+            finding = self.targets.get(key) if key else None
             if finding is None or finding.rule != "PD112":
                 return updated
             root = call
@@ -383,6 +462,7 @@ def apply(
     unsafe: bool = False,
     verify: Callable[[str], Sequence[Finding]] | None = None,
     write: bool = True,
+    moves: Moves | None = None,
 ) -> tuple[str, list[Edit], list[tuple[Finding, str]]]:
     """Plan the fixes for one file, check the result still compiles and (with ``verify``, a
     lint of the new text) that each fixed rule fires fewer times, then write it (``write``)."""
@@ -394,7 +474,7 @@ def apply(
             compile(source, str(path), "exec", dont_inherit=True)
         except (SyntaxError, ValueError):
             raise FixError("has a syntax error: left untouched") from None
-        fixed, edits, skipped = plan(source, findings, safeties, unsafe=unsafe)
+        fixed, edits, skipped = plan(source, findings, safeties, unsafe=unsafe, moves=moves)
     if not edits:
         return source, [], skipped
     if path.suffix != ".ipynb":

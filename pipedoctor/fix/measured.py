@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pipedoctor.fix.edits import Edit, FixError, apply_text
+from pipedoctor.fix.edits import CacheMove, Edit, FixError, Moves, apply_text
 from pipedoctor.fix.run import FixRun, fix_report
 from pipedoctor.report import Finding, Report
 
@@ -78,24 +78,48 @@ def cache_entry(finding: Finding, whatif: list[dict]) -> dict | None:
     return None
 
 
-def placed_caches(report: Report, whatif: list[dict]) -> tuple[Report, list[tuple[Finding, str]]]:
-    """The findings to fix, a cache among them only where the check measured it in memory with
-    nothing to move: a cache that needs a ``shuffle`` or ``repeat`` moved after it, or local
-    disk, is a rewrite to make by hand, as the report describes it."""
+def placed_caches(
+    report: Report, whatif: list[dict], cwd: Path
+) -> tuple[Report, list[tuple[Finding, str]], Moves]:
+    """The findings to fix, a cache among them only where the check measured it in memory,
+    with the stages it moves (a ``shuffle`` or ``repeat`` after it, the shuffle of file names
+    turned off) when each is a call in the same file. A cache on local disk, or one whose
+    moves reach another file or a notebook, is a rewrite to make by hand, as the report
+    describes it."""
     kept, left = [], []
+    moves: Moves = {}
     for finding in report.findings:
         if finding.rule != "PD106":
             kept.append(finding)
             continue
         cache = cache_entry(finding, whatif)
+        moved = _moves(finding, cache, cwd) if cache is not None else None
         if cache is None:
             left.append((finding, "no cache was measured at this line"))
-        elif cache.get("kind") != "memory" or cache.get("moved"):
-            left.append((finding, "the measured cache moves other stages or lives on disk: "
+        elif cache.get("kind") != "memory":
+            left.append((finding, "the measured cache lives on local disk: make it by hand, "
+                                  "as the report says"))  # fmt: skip
+        elif moved is None:
+            left.append((finding, "the measured cache moves stages of another file or cell: "
                                   "make it by hand, as the report says"))  # fmt: skip
         else:
             kept.append(replace(finding, message=finding.message, fix=_size(cache)))
-    return Report(findings=kept, measurements=report.measurements), left
+            if moved:
+                moves[(finding.path or "", finding.line or 0, finding.column or 1)] = moved
+    return Report(findings=kept, measurements=report.measurements), left, moves
+
+
+def _moves(finding: Finding, cache: dict, cwd: Path) -> tuple[CacheMove, ...] | None:
+    """The cache's moves as places in the finding's own file, or ``None`` when one is not."""
+    found = []
+    here = (cwd / (finding.path or "")).resolve()
+    for move in cache.get("moved") or ():
+        path, line, column = move.get("path"), move.get("line"), move.get("column")
+        same_file = isinstance(path, str) and (cwd / path).resolve() == here
+        if finding.cell is not None or not same_file or not line or not column:
+            return None
+        found.append(CacheMove(str(move.get("op")), line, column, bool(move.get("taken_out"))))
+    return tuple(found)
 
 
 def _size(cache: dict) -> str:
@@ -120,7 +144,7 @@ def plan_fixes(
     """The fixes for the report's findings inside ``cwd``: shown as a diff whose hunks carry
     the measured gains, and written when ``write``."""
     inside, outside = in_working_directory(report, cwd)
-    inside, unplaced = placed_caches(inside, report.measurements.get("whatif") or [])
+    inside, unplaced, moves = placed_caches(inside, report.measurements.get("whatif") or [], cwd)
     outside += unplaced
     originals = {}
     if write:
@@ -129,7 +153,7 @@ def plan_fixes(
                 originals[shown] = (cwd / shown).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 pass  # fix_report says why it cannot be fixed
-    run = fix_report(inside, relint, unsafe=unsafe, write=write, root=cwd)
+    run = fix_report(inside, relint, unsafe=unsafe, write=write, root=cwd, moves=moves)
     run.skipped += outside
     run.diff = headed_by_gains(run.diff, run.edits, inside.findings)
     written = {e.path for e in run.edits}

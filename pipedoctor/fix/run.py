@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipedoctor.fix.edits import Edit, FixError, apply, unified_diff
+from pipedoctor.fix.edits import Edit, FixError, Moves, apply, unified_diff
 from pipedoctor.report import Finding, Report
 
 
@@ -34,10 +34,12 @@ def fix_report(
     unsafe: bool = False,
     write: bool = True,
     root: Path | None = None,
+    moves: Moves | None = None,
 ) -> FixRun:
     """Apply (``write``) or show the fixes for every file ``report`` has findings in.
     ``relint(text, path)`` lints a fixed text, to check each fix took. ``root``: the folder
-    the findings' paths are relative to (the diff names them as they are)."""
+    the findings' paths are relative to (the diff names them as they are). ``moves``: what
+    each measured cache moves."""
     from pipedoctor.rules import load_catalog
 
     safeties = {rule.id: rule.fix_safety for rule in load_catalog().values()}
@@ -52,7 +54,7 @@ def fix_report(
             source = path.read_text(encoding="utf-8")
             fixed, edits, skipped = apply(
                 path, source, findings, safeties, unsafe=unsafe, write=write,
-                verify=lambda text, shown=shown: relint(text, shown),
+                verify=lambda text, shown=shown: relint(text, shown), moves=moves,
             )  # fmt: skip
         except FixError as exc:
             run.failed.append((shown, str(exc)))

@@ -397,15 +397,18 @@ class CachePlan:
             "bytes": filled.bytes,
             "fill_seconds": round(filled.seconds, 1),
             "moves": [self._statement(m, per_element) for m in self.position.moves],
-            "moved": [
-                {"op": m.op, "line": self._line(m), "taken_out": m.drop}
-                for m in self.position.moves
-            ],
+            "moved": [self._moved(m) for m in self.position.moves],
         }
 
-    def _line(self, move: Move) -> int | None:
+    def _moved(self, move: Move) -> dict[str, Any]:
+        """Where a moved stage was built, for ``check --fix`` to move it in the source."""
         where = self.gp.stages[move.index].stage.location
-        return where.line if where else None
+        return {
+            "op": move.op, "taken_out": move.drop,
+            "path": where.path if where else None,
+            "line": where.line if where else None,
+            "column": where.column if where else None,
+        }  # fmt: skip
 
     def _statement(self, move: Move, per_element: float) -> str:
         stage = self.gp.stages[move.index].stage
