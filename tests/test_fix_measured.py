@@ -234,3 +234,32 @@ def test_a_cache_that_moves_stages_writes_the_moves_too(tmp_path: Path) -> None:
     result = plan_fixes(report(stale), relint, tmp_path, unsafe=True, write=True)
     assert result.run.edits == [] and script.read_text() == text
     assert any("not a call at its line" in why for _, why in result.run.skipped)
+
+
+def test_moves_named_where_their_chain_begins_are_told_apart_by_method(tmp_path: Path) -> None:
+    """The live graph places `ds.shuffle(n).repeat()`'s two stages where the chain begins
+    (one column for both): the move's op picks the call, and both go after the cache."""
+    script = tmp_path / "train.py"
+    text = (
+        "import tensorflow as tf\n\n"
+        "def make(x):\n"
+        "    ds = tf.data.Dataset.from_tensor_slices(x)\n"
+        "    ds = ds.shuffle(len(x)).repeat()\n"
+        "    ds = ds.map(tf.signal.stft, num_parallel_calls=tf.data.AUTOTUNE)\n"
+        "    return ds.batch(8)\n"
+    )
+    script.write_text(text)
+    start = text.splitlines()[4].index("ds.") + 1
+    moves = [{"op": op, "taken_out": False, "path": str(script), "line": 5, "column": start}
+             for op in ("shuffle", "repeat")]  # fmt: skip
+    cache = {"kind": "memory", "bytes": 2**20, "moved": moves}
+    finding = Finding("PD106", "missing-cache", Severity.INFO, "recomputed every epoch",
+                      path=str(script), line=6, column=start, gain=20.0)  # fmt: skip
+    entry = {"rule": "PD106", "path": str(script), "line": 6, "cache": cache}
+    report = Report(findings=[finding], measurements={"whatif": [entry]})
+    result = plan_fixes(report, relint, tmp_path, unsafe=True, write=False)
+    assert [e.rule for e in result.run.edits] == ["PD106"], result.run.skipped
+    assert "-    ds = ds.shuffle(len(x)).repeat()\n" in result.run.diff
+    assert ("+    ds = ds.map(tf.signal.stft, num_parallel_calls=tf.data.AUTOTUNE).cache()"
+            ".shuffle(len(x)).repeat()\n") in result.run.diff  # fmt: skip
+    assert script.read_text() == text

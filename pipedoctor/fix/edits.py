@@ -150,17 +150,17 @@ def plan(
     if not targets:
         return source, [], skipped
     wrapper = cst.metadata.MetadataWrapper(module)
-    calls = _places(cst, wrapper)
+    calls = _Calls(cst, wrapper)
     moved: dict[tuple[int, int], list[tuple[CacheMove, object]]] = {}
     for key, finding in list(targets.items()):
         if finding.rule != "PD106":
             continue
-        if key not in calls:
+        if calls.at(key) is None:
             continue  # left as "not a call this fix knows", and nothing is moved for it
         wanted = (moves or {}).get((finding.path or "", *key), ())
-        found = [(m, calls.get((m.line, m.column))) for m in wanted]
+        found = [(m, calls.at((m.line, m.column), _move_call(m))) for m in wanted]
         # without every one of its moves, it is not the cache that was measured
-        if any(call is None or _called(cst, call) != _move_call(m) for m, call in found):
+        if any(call is None for _, call in found):
             skipped.append((targets.pop(key), "a stage the measured cache moves is not a call "
                                               "at its line: make the cache by hand, as the "
                                               "report says"))  # fmt: skip
@@ -189,26 +189,38 @@ def _move_call(move: CacheMove) -> str:
     return "list_files" if move.taken_out else move.op
 
 
-def _places(cst, wrapper) -> dict[tuple[int, int], object]:  # noqa: ANN001
-    """Each call by the places a finding may name it at: its method's name, as the lint
-    places findings; and where the call's expression begins, as the live graph records a
-    stage's line, when no other call begins there (a chain is ambiguous)."""
-    from libcst.metadata import PositionProvider
+class _Calls:
+    """The file's calls by the places a finding may name them at: a call's method name, as
+    the lint places findings; or where its expression begins, as the live graph records a
+    stage's line. Several calls of a chain begin at one place: there the method's name
+    (a moved ``shuffle``) tells them apart, and without one the place is ambiguous."""
 
-    positions = wrapper.resolve(PositionProvider)
-    by_name: dict[tuple[int, int], object] = {}
-    by_start: dict[tuple[int, int], list[object]] = {}
-    for node, where in positions.items():
-        if not isinstance(node, cst.Call):
-            continue
-        by_start.setdefault((where.start.line, where.start.column + 1), []).append(node)
-        func = node.func
-        name = func.attr if isinstance(func, cst.Attribute) else func
-        if isinstance(name, cst.Name):
-            start = positions[name].start
-            by_name[(start.line, start.column + 1)] = node
-    unique = {key: calls[0] for key, calls in by_start.items() if len(calls) == 1}
-    return {**unique, **by_name}
+    def __init__(self, cst, wrapper) -> None:  # noqa: ANN001 - libcst is optional
+        from libcst.metadata import PositionProvider
+
+        self._cst = cst
+        positions = wrapper.resolve(PositionProvider)
+        self.by_name: dict[tuple[int, int], object] = {}
+        self.by_start: dict[tuple[int, int], list[object]] = {}
+        for node, where in positions.items():
+            if not isinstance(node, cst.Call):
+                continue
+            self.by_start.setdefault((where.start.line, where.start.column + 1), []).append(node)
+            func = node.func
+            name = func.attr if isinstance(func, cst.Attribute) else func
+            if isinstance(name, cst.Name):
+                start = positions[name].start
+                self.by_name[(start.line, start.column + 1)] = node
+
+    def at(self, key: tuple[int, int], method: str | None = None) -> object | None:
+        """The one call at ``key`` (calling ``method``, when given), else ``None``."""
+        call = self.by_name.get(key)
+        if call is not None:
+            return call if method is None or _called(self._cst, call) == method else None
+        calls = self.by_start.get(key, [])
+        if method is not None:
+            calls = [c for c in calls if _called(self._cst, c) == method]
+        return calls[0] if len(calls) == 1 else None
 
 
 def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is optional
@@ -280,7 +292,7 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
             self.targets = targets
             self.autotune = autotune
             self.done: dict[tuple[int, int], tuple[str, str]] = {}
-            self.at = {id(call): key for key, call in places.items() if key in targets}
+            self.at = {id(places.at(key)): key for key in targets if places.at(key) is not None}
             self.moved = {key: [call for _, call in pairs] for key, pairs in moved.items()}
             self.taken = {id(call): move for pairs in moved.values() for move, call in pairs}
             self.rewritten: dict[int, object] = {}

@@ -233,6 +233,9 @@ def summary(result: MeasuredFix, *, wrote: bool) -> str:
     from pipedoctor.fix.run import summary as fix_summary
 
     lines = [fix_summary(result.run, wrote=wrote)]
+    for finding, why in result.run.skipped:
+        if finding.gain is not None and not why.startswith("unsafe fix"):
+            lines.append(f"Not fixed: {finding.path}:{finding.line} {finding.rule}: {why}")
     if result.projected is not None:
         lines.append(f"Projected by the check: x{result.projected:.2f} (its largest fix, measured)")
     if wrote and result.run.edits:
