@@ -10,6 +10,11 @@ that configuration (``--config``).
 
     python benchmarks/check_samples.py [--timeout 120] [NAME ...]
     python benchmarks/check_samples.py --outside [--timeout 60]
+    python benchmarks/check_samples.py --fix [--timeout 120] [NAME ...]
+
+With ``--fix``, each defective sample is checked with ``check --fix --unsafe-fixes`` in a
+copy of sample_pipelines/: what it fixed, the gain the first check projected, the rate the
+second check measured on the patched script, and whether the patch was kept.
 """
 
 from __future__ import annotations
@@ -107,11 +112,59 @@ def run_outside(timeout: float) -> None:
         sys.stdout.flush()
 
 
+def run_fixes(names: list[str], timeout: float) -> None:
+    """``check --fix --unsafe-fixes`` on a copy of each defective sample, as a user runs it."""
+    import re
+    import shutil
+    import tempfile
+
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores; check --timeout {timeout:g}")
+    print("| sample | fixed | projected | before -> after (samples/s) | measured | kept |")
+    print("|---|---|---:|---:|---:|---|")
+    for name in names:
+        with tempfile.TemporaryDirectory() as folder:
+            copy = Path(folder) / "samples"
+            shutil.copytree(SAMPLES, copy)
+            config = config_of(name)
+            done = subprocess.run(
+                [sys.executable, "-m", "pipedoctor", "check", f"{name}.py", "--fix",
+                 "--unsafe-fixes", "--timeout", str(timeout),
+                 *(["--config", str(config)] if config else [])],
+                capture_output=True, text=True, timeout=3 * timeout + 120, cwd=copy,
+            )  # fmt: skip
+            changed = sorted(
+                str(p.relative_to(copy))
+                for p in copy.rglob("*.py")
+                if p.read_bytes() != (SAMPLES / p.relative_to(copy)).read_bytes()
+            )
+        out = done.stdout + done.stderr
+        projected = re.search(r"Projected by the check: (x[\d.]+)", out)
+        after = re.search(r"Measured after the fix: ([\d,]+) -> ([\d,]+) samples/s, (x[\d.]+)", out)
+        fixed = re.search(r"Fixed (\d+) finding", out)
+        what = f"{fixed.group(1) if fixed else 0} in {', '.join(changed) or 'no file'}"
+        kept = (
+            "no: " + out.split("Not kept: ", 1)[1].split("\n", 1)[0]
+            if "Not kept" in out
+            else ("yes" if changed else "-")
+        )
+        print(
+            f"| {name} | {what} | "
+            f"{projected.group(1) if projected else '-'} | "
+            f"{after.group(1) + ' -> ' + after.group(2) if after else '-'} | "
+            f"{after.group(3) if after else '-'} | {kept} |"
+        )
+        for line in out.splitlines():
+            if line.startswith("Not fixed: "):
+                print(f"|   | {line} | | | | |")
+        sys.stdout.flush()
+
+
 def arguments(doc: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("names", nargs="*", help="sample names (default: all)")
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--outside", action="store_true", help="the scripts of tests/outside/")
+    parser.add_argument("--fix", action="store_true", help="check --fix --unsafe-fixes each defect")
     return parser.parse_args()
 
 
@@ -119,5 +172,7 @@ if __name__ == "__main__":
     options = arguments(__doc__)
     if options.outside:
         run_outside(options.timeout)
+    elif options.fix:
+        run_fixes(sample_names(options.names), options.timeout)
     else:
         run_all(sample_names(options.names), options.timeout)

@@ -160,10 +160,9 @@ def plan(
         wanted = (moves or {}).get((finding.path or "", *key), ())
         found = [(m, calls.at((m.line, m.column), _move_call(m))) for m in wanted]
         # without every one of its moves, it is not the cache that was measured
-        if any(call is None for _, call in found):
-            skipped.append((targets.pop(key), "a stage the measured cache moves is not a call "
-                                              "at its line: make the cache by hand, as the "
-                                              "report says"))  # fmt: skip
+        missing = [m for m, call in found if call is None]
+        if missing:
+            skipped.append((targets.pop(key), _unmovable(cst, calls, missing[0])))
             continue
         moved[key] = found
     fixer = _transformer(cst)(targets, cst.parse_expression(autotune or "AUTOTUNE"), calls, moved)
@@ -221,6 +220,17 @@ class _Calls:
         if method is not None:
             calls = [c for c in calls if _called(self._cst, c) == method]
         return calls[0] if len(calls) == 1 else None
+
+
+def _unmovable(cst, calls: _Calls, move: CacheMove) -> str:  # noqa: ANN001
+    """Why a cache is left to the user: the stage it moves is not a call of its own."""
+    inside = calls.at((move.line, move.column))
+    name = _called(cst, inside) if inside is not None else ""
+    where = f"inside `{name}`" if name else "not a call"
+    return (
+        f"the `{move.op}` the measured cache moves (line {move.line}) is {where}: "
+        "make the cache by hand, as the report says"
+    )
 
 
 def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is optional
