@@ -264,3 +264,34 @@ def test_moves_named_where_their_chain_begins_are_told_apart_by_method(tmp_path:
     assert ("+    ds = ds.map(tf.signal.stft, num_parallel_calls=tf.data.AUTOTUNE).cache()"
             ".shuffle(len(x)).repeat()\n") in result.run.diff  # fmt: skip
     assert script.read_text() == text
+
+
+def test_one_call_with_two_findings_gets_both_fixes(tmp_path: Path) -> None:
+    """A sequential `map` (PD102, where the lint places it) that a measured cache follows
+    (PD106, where the live graph places it): the call is made parallel, then cached."""
+    script = tmp_path / "train.py"
+    text = (
+        "import tensorflow as tf\n\n"
+        "ds = tf.data.Dataset.range(10_000).shuffle(100)\n"
+        "ds = ds.map(lambda x: tf.strings.as_string(x))\n"
+        "tf.keras.Sequential().fit(ds.batch(8).prefetch(tf.data.AUTOTUNE))\n"
+    )
+    script.write_text(text)
+    lines = text.splitlines()
+    report = measured_report(script, {"PD102": 1.5})
+    assert [f.rule for f in report.findings] == ["PD102"]
+    shuffle = {"op": "shuffle", "taken_out": False, "path": str(script), "line": 3,
+               "column": lines[2].index("shuffle") + 1}  # fmt: skip
+    cache = {"kind": "memory", "bytes": 2**20, "moved": [shuffle]}
+    start = lines[3].index("ds.") + 1
+    pd106 = Finding("PD106", "missing-cache", Severity.INFO, "recomputed every epoch",
+                    path=str(script), line=4, column=start, gain=3.0)  # fmt: skip
+    entry = {"rule": "PD106", "path": str(script), "line": 4, "cache": cache}
+    both = Report(findings=[*report.findings, pd106], measurements={"whatif": [entry]})
+    result = plan_fixes(both, relint, tmp_path, unsafe=True, write=True)
+    assert sorted(e.rule for e in result.run.edits) == ["PD102", "PD106"], result.run.skipped
+    assert script.read_text().splitlines()[2:4] == [
+        "ds = tf.data.Dataset.range(10_000)",
+        "ds = ds.map(lambda x: tf.strings.as_string(x), num_parallel_calls=tf.data.AUTOTUNE)"
+        ".cache().shuffle(100)",
+    ]

@@ -30,6 +30,9 @@ from pipedoctor.report import Finding
 
 FIXABLE = ("PD101", "PD102", "PD103", "PD104", "PD106", "PD112")
 MEASURED_ONLY = ("PD106",)
+WRAPS = ("PD106", "PD101")
+"""Fixes that wrap the call (``.cache()``, ``.prefetch(...)``), in the order they wrap it:
+applied after the ones that change the call itself, on one call with several findings."""
 """Fixes written only where a check measured them: a cache needs its size known."""
 READERS = ("TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset")
 
@@ -302,7 +305,15 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
             self.targets = targets
             self.autotune = autotune
             self.done: dict[tuple[int, int], tuple[str, str]] = {}
-            self.at = {id(places.at(key)): key for key in targets if places.at(key) is not None}
+            self.at: dict[int, list[tuple[int, int]]] = {}
+            """``id`` of a call → the places of its findings: one call may have several
+            (a sequential ``map`` that a measured cache follows), in-place rewrites first,
+            then the ones that wrap the call (``.cache()``, then ``.prefetch``)."""
+            for key in sorted(targets, key=lambda k: WRAPS.index(targets[k].rule)
+                              if targets[k].rule in WRAPS else -1):  # fmt: skip
+                call = places.at(key)
+                if call is not None:
+                    self.at.setdefault(id(call), []).append(key)
             self.moved = {key: [call for _, call in pairs] for key, pairs in moved.items()}
             self.taken = {id(call): move for pairs in moved.values() for move, call in pairs}
             self.rewritten: dict[int, object] = {}
@@ -323,18 +334,19 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
                 receiver = updated.func.value
                 self.emptied.add(id(receiver))
                 return receiver
-            key = self.at.get(id(original))
-            finding = self.targets.get(key) if key else None
-            if finding is None or finding.rule not in rewrites or key in self.done:
-                return updated
-            new = rewrites[finding.rule](updated, self.autotune)
-            if new is None:
-                return updated
-            if finding.rule == "PD106":
-                moved = [c for c in self.moved.get(key, ()) if not self.taken[id(c)].taken_out]
-                new = after(new, [self.rewritten.get(id(c), c) for c in moved])
-            self.done[key] = (self._code(original), self._code(new))
-            return new
+            for key in self.at.get(id(original), ()):
+                finding = self.targets[key]
+                if finding.rule not in rewrites or key in self.done:
+                    continue
+                new = rewrites[finding.rule](updated, self.autotune)
+                if new is None:
+                    continue
+                if finding.rule == "PD106":
+                    moved = [c for c in self.moved.get(key, ()) if not self.taken[id(c)].taken_out]
+                    new = after(new, [self.rewritten.get(id(c), c) for c in moved])
+                self.done[key] = (self._code(original), self._code(new))
+                updated = new
+            return updated
 
         def leave_SimpleStatementLine(self, original, updated):  # noqa: ANN001, ANN201, N802
             """``ds = ds.shuffle(n)`` whose shuffle moved after a cache goes as a whole."""
@@ -357,9 +369,9 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
 
         def leave_Expr(self, original, updated):  # noqa: ANN001, ANN201, N802
             call = original.value
-            key = self.at.get(id(call)) if isinstance(call, cst.Call) else None
-            finding = self.targets.get(key) if key else None
-            if finding is None or finding.rule != "PD112":
+            keys = self.at.get(id(call), ()) if isinstance(call, cst.Call) else ()
+            key = next((k for k in keys if self.targets[k].rule == "PD112"), None)
+            if key is None:
                 return updated
             root = call
             while isinstance(root, cst.Call | cst.Attribute):
