@@ -245,22 +245,25 @@ def test_ctrl_c_stops_the_check_and_its_children(tmp_path: Path) -> None:
     assert not alive(int(marker.read_text()))
 
 
-def test_min_ratio_output_file_and_the_scripts_own_output(tmp_path: Path) -> None:
+@pytest.mark.parametrize("to_file", [True, False])
+def test_min_ratio_output_file_and_the_scripts_own_output(tmp_path: Path, to_file: bool) -> None:
     (tmp_path / "train.py").write_text(INPUT_BOUND)
+    output = ["-o", "report.json"] if to_file else []
     done = check(
         "train.py", "--format", "json", "--timeout", "30", "--min-ratio", "0.95",
-        "-o", "report.json", "--show-output", "-q", "--", "--epochs", "5", cwd=tmp_path,
+        *output, "--show-output", "-q", "--", "--epochs", "5", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr[-3000:]
-    data = json.loads((tmp_path / "report.json").read_text())  # the report went to the file
+    # --show-output: the script's own output, on stderr; stdout belongs to the report (which
+    # parses as JSON there), or stays empty when the report goes to a file
+    text = (tmp_path / "report.json").read_text() if to_file else done.stdout
+    data = json.loads(text)
     m = data["measurements"]
     ratio = m["training_samples_per_s"] / m["ceiling_samples_per_s"]
     assert ratio < 0.95
     assert f"training reaches {ratio:.2f} of the compute ceiling (< 0.95)" in done.stderr
-    # --show-output: the script's own output, on stderr; stdout belongs to the report, which
-    # went to the file here, so stdout stays empty
     assert "epochs from argv: ['--epochs', '5']" in done.stderr
-    assert done.stdout == ""
+    assert done.stdout == ("" if to_file else text)
 
 
 @pytest.mark.parametrize(

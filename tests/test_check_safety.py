@@ -33,6 +33,8 @@ model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True
 ESCAPES = (
     JOB
     + """\
+with open("started.txt", "w") as started:  # before training: written, as README says
+    started.write("run 1")
 for attempt in range(2):
     try:
         try:
@@ -61,4 +63,5 @@ def test_nothing_after_the_training_call_runs(tmp_path: Path) -> None:
     assert done.returncode in (0, 1), done.stderr[-2000:]
     assert json.loads(done.stdout)["verdict"] in ("input-bound", "balanced", "compute-bound")
     assert saved.read_bytes() == b"the user's trained model"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.keras", "train.py"]
+    assert (tmp_path / "started.txt").read_text() == "run 1"  # what came before training
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.keras", "started.txt", "train.py"]
