@@ -150,6 +150,7 @@ def test_what_fit_takes_besides_a_dataset_is_measured_as_keras_feeds_it(
     built_by = {"multi": "in-memory arrays", "generator": "a Python generator",
                 "pydataset": "a keras.utils.PyDataset ("}[kind]  # fmt: skip
     assert m["input_built_by_keras"].startswith(built_by)
+    built_by = m["input_built_by_keras"]
     assert any(n.startswith(f"`fit` was given {built_by}: Keras builds") for n in data["notes"])
     assert m["decision"]["run"]["known"] is True  # steps per epoch from Keras's own adapter
     # Keras's pipeline is no line of the script: no pipeline finding points at the fit call
