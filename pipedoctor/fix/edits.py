@@ -30,10 +30,10 @@ from pipedoctor.report import Finding
 
 FIXABLE = ("PD101", "PD102", "PD103", "PD104", "PD106", "PD112")
 MEASURED_ONLY = ("PD106",)
+"""Fixes written only where a check measured them: a cache needs its size known."""
 WRAPS = ("PD106", "PD101")
 """Fixes that wrap the call (``.cache()``, ``.prefetch(...)``), in the order they wrap it:
 applied after the ones that change the call itself, on one call with several findings."""
-"""Fixes written only where a check measured them: a cache needs its size known."""
 READERS = ("TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset")
 
 
