@@ -1,40 +1,45 @@
-"""How often is a ``pipedoctor lint`` finding right, on code written by others?
+"""How often is a ``pipedoctor lint`` finding right, on code written by others, at each tier?
 
-Re-lints a corpus of public repositories and compares every finding in the labelled files with
-the verdicts in ``tests/corpus/labels.csv`` (one row per judged finding: repository, commit,
-path, notebook cell, line, rule, whether the finding is right, whether the lint still reports
-it, and for a wrong one why). Prints precision overall and per rule, the labelled true findings
-the lint no longer reports, and any finding in a labelled file that has no verdict yet.
+Re-lints corpora of public repositories at every confidence tier and matches each finding with
+its verdict (one row per judged finding: repository, commit, path, notebook cell, line, rule,
+``true``/``false``/``debatable``, whether the lint still reports it, and why). Prints, per rule
+and per tier (``high``; ``medium`` and above; every tier), the precision with debatable findings
+left out and with them counted wrong, and the share of the judged true findings each tier
+keeps; then the true findings no longer reported and any finding without a verdict.
 
-    python benchmarks/lint_precision.py CORPUS_DIR [--labels tests/corpus/labels.csv]
-                                        [--unjudged unjudged.csv]
+    python benchmarks/lint_precision.py CORPUS_DIR --labels tests/corpus/firstlook-4 \\
+                                        [--labels tests/corpus/firstlook-5 ...]
+                                        [--unjudged unjudged.csv] [--mark-reported]
+                                        [--write rules/precision.json]
 
 CORPUS_DIR holds one folder per repository named ``owner+name`` (``tensorflow+docs``), each
 holding the ``.py`` and ``.ipynb`` files of the commit named in the labels, at their paths in
 the repository. ``tests/corpus/README.md`` says how to build it.
 
-``--labels`` may also name a first-look corpus folder (``tests/corpus/firstlook-1``): its
-``files.csv`` lists every file of the corpus (all are linted, not only those with a finding),
-``labels.csv`` holds the verdicts given at the first look, ``later.csv`` those on findings
-that appeared after a rule changed, and ``misses.csv`` the problems the first look saw the
-lint miss; the benchmark then also prints how many of those it finds now.
+``--labels`` names a labels file or a first-look corpus folder (``tests/corpus/firstlook-4``):
+its ``files.csv`` lists every file of the corpus (all are linted, not only those with a
+finding), ``labels.csv`` holds the verdicts given at the first look, ``later.csv`` those on
+findings that appeared after a rule changed, and ``misses.csv`` the problems the first look saw
+the lint miss (recall). ``--write`` writes the per-rule, per-tier figures over every corpus
+given as the table the rule pages (``pipedoctor explain``, ``docs/rules.md``) quote.
 
-Exit status: 0 when every finding in the labelled files is judged, precision is at least
-``--min-precision`` overall and ``--min-rule-precision`` for each rule with at least
-``--min-rule-findings`` findings; 1 otherwise.
+Exit status: 0 when every finding is judged and the ``high`` tier's precision (debatable left
+out) is at least ``--min-precision``; 1 otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipedoctor.config import Config
+from pipedoctor.evidence import CONFIDENCES, at_least
 from pipedoctor.lint import lint_paths
 from pipedoctor.report import Finding
 
@@ -50,6 +55,7 @@ COLUMNS = (
     "reported",
     "reason",
 )
+VERDICTS = ("true", "false", "debatable")
 Key = tuple[str, str, str, int, str]
 
 
@@ -70,25 +76,24 @@ class Label:
         return (self.repository, self.path, self.cell, self.line, self.rule)
 
 
-def read_labels(path: Path = LABELS) -> list[Label]:
-    """The verdicts in a labels file, or in a first-look folder (first look, then later)."""
-    if path.is_dir():
-        return [lb for name in ("labels.csv", "later.csv") for lb in read_labels_file(path / name)]
-    return read_labels_file(path)
-
-
-def read_labels_file(path: Path) -> list[Label]:
-    if not path.is_file():
-        return []
-    with path.open(newline="", encoding="utf-8") as handle:
-        return [Label(**{**row, "line": int(row["line"])}) for row in csv.DictReader(handle)]
-
-
 def read_rows(path: Path) -> list[dict[str, str]]:
+    """A CSV file's rows as dicts; no rows when the file is absent."""
     if not path.is_file():
         return []
     with path.open(newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
+
+
+def read_labels(path: Path = LABELS) -> list[Label]:
+    """The verdicts in a labels file, or in a first-look folder (first look, then later)."""
+    files = [path / "labels.csv", path / "later.csv"] if path.is_dir() else [path]
+    labels = []
+    for name in files:
+        for row in read_rows(name):
+            if row["verdict"] not in VERDICTS:
+                raise ValueError(f"{name}: unknown verdict {row['verdict']!r}")
+            labels.append(Label(**{**row, "line": int(row["line"])}))
+    return labels
 
 
 def folder(repository: str) -> str:
@@ -109,20 +114,37 @@ def finding_key(finding: Finding, corpus: Path) -> Key | None:
 
 @dataclass
 class Evaluation:
-    """Findings in the labelled files, each with its label when there is one."""
+    """Findings in the labelled files at every tier, each with its verdict when it has one."""
 
-    judged: dict[Key, Label]
-    unjudged: list[Key]
-    lost: list[Label]
+    labels: dict[Key, Label]
+    reported: dict[Key, str]
+    """Every finding the lint reports now, with its confidence."""
     files: int
-    reported: set[Key]
-    true_labels: int
-    """Judged true findings, reported now or not: the recall's denominator."""
+    unjudged: list[Key] = field(default_factory=list)
 
-    def precision(self, rule: str | None = None) -> tuple[int, int]:
-        """(true findings, judged findings), for one rule or all."""
-        labels = [lb for lb in self.judged.values() if rule is None or lb.rule == rule]
-        return sum(lb.verdict == "true" for lb in labels), len(labels)
+    @property
+    def judged(self) -> dict[Key, Label]:
+        return {k: self.labels[k] for k in self.reported if k in self.labels}
+
+    def counts(self, tier: str = "low", rule: str | None = None) -> Counter[str]:
+        """Verdicts of the reported findings at ``tier`` or above, for one rule or all."""
+        return Counter(
+            label.verdict
+            for key, label in self.judged.items()
+            if at_least(self.reported[key], tier) and (rule is None or label.rule == rule)
+        )
+
+    def true_labels(self, rule: str | None = None) -> int:
+        """Judged true findings, reported now or not: what a tier's share of them is out of."""
+        return sum(
+            lb.verdict == "true" and (rule is None or lb.rule == rule) for lb in self.labels.values()
+        )
+
+    def lost(self) -> list[Label]:
+        return sorted(
+            (lb for k, lb in self.labels.items() if lb.verdict == "true" and k not in self.reported),
+            key=lambda lb: lb.key,
+        )
 
     def rules(self) -> list[str]:
         return sorted({lb.rule for lb in self.judged.values()})
@@ -131,127 +153,175 @@ class Evaluation:
 def evaluate(
     corpus: Path, labels: Iterable[Label], listed: Iterable[tuple[str, str]] = ()
 ) -> Evaluation:
-    """Lint the labelled files of ``corpus`` (and those ``listed``, as (repository, path))
-    and match each finding with its label."""
+    """Lint the labelled files of ``corpus`` (and those ``listed``, as (repository, path)) at
+    every tier and match each finding with its label."""
     by_key = {label.key: label for label in labels}
     files = sorted({(lb.repository, lb.path) for lb in by_key.values()} | set(listed))
     paths = [corpus / folder(repo) / path for repo, path in files]
     missing = [p for p in paths if not p.is_file()]
     if missing:
         raise FileNotFoundError(f"{len(missing)} labelled files are missing, e.g. {missing[0]}")
-    report = lint_paths(paths, Config())
-    reported: set[Key] = set()
+    report = lint_paths(paths, Config(confidence="low"))
+    reported: dict[Key, str] = {}
     for finding in report.findings:
         key = finding_key(finding, corpus)
         if key is not None:
-            reported.add(key)
-    judged = {key: by_key[key] for key in reported if key in by_key}
+            reported[key] = finding.confidence
     unjudged = sorted(key for key in reported if key not in by_key)
-    lost = [lb for lb in by_key.values() if lb.verdict == "true" and lb.key not in reported]
-    true_labels = sum(lb.verdict == "true" for lb in by_key.values())
-    return Evaluation(
-        judged, unjudged, sorted(lost, key=lambda lb: lb.key), len(files), reported, true_labels
-    )
+    return Evaluation(by_key, reported, len(files), unjudged)
+
+
+TIERS = (("high", "high"), ("medium", "≥ medium"), ("low", "all"))
+
+
+def precision(counts: Counter[str]) -> tuple[float | None, float | None]:
+    """(debatable left out, debatable counted wrong); None where nothing was judged."""
+    right, wrong, debatable = counts["true"], counts["false"], counts["debatable"]
+    strict = right / (right + wrong) if right + wrong else None
+    counted = right / (right + wrong + debatable) if right + wrong + debatable else None
+    return strict, counted
+
+
+def _figure(counts: Counter[str], true_labels: int) -> str:
+    strict, counted = precision(counts)
+    if strict is None and counted is None:
+        return "–"
+    judged = sum(counts.values())
+    kept = f", keeps {counts['true'] / true_labels:.0%}" if true_labels else ""
+    deb = f" ({counted:.2f} with DEB wrong)" if counts["debatable"] else ""
+    return f"{strict if strict is not None else 0:.2f}{deb} on {judged}{kept}"
 
 
 def table(evaluation: Evaluation) -> list[str]:
-    """Precision per rule, as README publishes it."""
-    lines = ["| rule | findings | right | precision |", "|---|---:|---:|---:|"]
-    for rule in evaluation.rules():
-        right, total = evaluation.precision(rule)
-        lines.append(f"| {rule} | {total} | {right} | {right / total:.2f} |")
-    right, total = evaluation.precision()
-    lines.append(f"| **all** | **{total}** | **{right}** | **{right / total:.2f}** |")
+    """Precision per rule and tier, as README and the rule pages publish it."""
+    header = "| rule | " + " | ".join(title for _, title in TIERS) + " |"
+    lines = [header, "|---|" + "---:|" * len(TIERS)]
+    for rule in [*evaluation.rules(), None]:
+        cells = [
+            _figure(evaluation.counts(tier, rule), evaluation.true_labels(rule))
+            for tier, _ in TIERS
+        ]
+        name = rule or "**all**"
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
 
 
-def mark_reported(path: Path, reported: set[Key]) -> None:
-    """Set ``reported`` on every row of ``path`` to whether the lint reports it now."""
+def per_rule(evaluations: list[Evaluation]) -> dict[str, dict[str, dict[str, int]]]:
+    """Rule → tier → verdict counts (and the judged true findings), over every corpus: the
+    table each rule's page quotes."""
+    rules = sorted({r for e in evaluations for r in e.rules()})
+    data: dict[str, dict[str, dict[str, int]]] = {}
+    for rule in rules:
+        data[rule] = {}
+        for tier in CONFIDENCES:
+            counts: Counter[str] = Counter()
+            for evaluation in evaluations:
+                counts.update(evaluation.counts(tier, rule))
+            data[rule][tier] = {v: counts[v] for v in VERDICTS}
+        data[rule]["true_judged"] = {"true": sum(e.true_labels(rule) for e in evaluations)}
+    return data
+
+
+def mark_reported(path: Path, reported: Iterable[Key]) -> None:
+    """Set ``reported`` on every row of ``path`` to whether the lint reports it now (at any
+    tier)."""
     if not path.is_file():
         return
-    with path.open(newline="", encoding="utf-8") as handle:
-        text = handle.read()
+    text = path.read_text(encoding="utf-8")
     ending = "\r\n" if "\r\n" in text else "\n"
-    rows = list(csv.DictReader(text.splitlines()))
+    rows = read_rows(path)
+    now = set(reported)
     for row in rows:
         key = (row["repository"], row["path"], row["cell"], int(row["line"]), row["rule"])
-        row["reported"] = "yes" if key in reported else "no"
+        row["reported"] = "yes" if key in now else "no"
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(COLUMNS), lineterminator=ending)
         writer.writeheader()
         writer.writerows(rows)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("corpus", type=Path)
-    parser.add_argument("--labels", type=Path, default=LABELS)
-    parser.add_argument("--unjudged", type=Path, help="write findings with no verdict here")
-    parser.add_argument(
-        "--mark-reported",
-        action="store_true",
-        help="rewrite each verdict's `reported` column to what the lint reports now",
-    )
-    parser.add_argument("--min-precision", type=float, default=0.9)
-    parser.add_argument("--min-rule-precision", type=float, default=0.8)
-    parser.add_argument("--min-rule-findings", type=int, default=10)
-    args = parser.parse_args()
-    if not args.corpus.is_dir():
-        sys.exit(f"no such corpus folder: {args.corpus}")
-    labels = read_labels(args.labels)
-    folder_given = args.labels.is_dir()
-    listed = read_rows(args.labels / "files.csv") if folder_given else []
-    misses = read_rows(args.labels / "misses.csv") if folder_given else []
+def report_one(args: argparse.Namespace, source: Path) -> tuple[Evaluation, bool]:
+    labels = read_labels(source)
+    listed = read_rows(source / "files.csv") if source.is_dir() else []
+    misses = read_rows(source / "misses.csv") if source.is_dir() else []
     commits = sorted(
         {(lb.repository, lb.commit) for lb in labels}
         | {(r["repository"], r["commit"]) for r in listed}
     )
     evaluation = evaluate(args.corpus, labels, [(r["repository"], r["path"]) for r in listed])
-    print(f"corpus: {args.corpus} ({len(commits)} repositories, {evaluation.files} labelled files)")
-    for repository, commit in commits:
-        print(f"  {repository} @ {commit[:12]}")
-    print()
+    print(f"## {source} ({len(commits)} repositories, {evaluation.files} files)\n")
     print("\n".join(table(evaluation)))
     ok = True
-    right, total = evaluation.precision()
-    if total and right / total < args.min_precision:
+    strict, _ = precision(evaluation.counts("high"))
+    if strict is not None and strict < args.min_precision:
         ok = False
-        print(f"\nprecision {right / total:.2f} is below {args.min_precision}")
-    for rule in evaluation.rules():
-        r, t = evaluation.precision(rule)
-        if t >= args.min_rule_findings and r / t < args.min_rule_precision:
-            ok = False
-            limit = args.min_rule_precision
-            print(f"{rule}: precision {r / t:.2f} on {t} findings is below {limit}")
+        print(f"\nhigh precision {strict:.2f} is below {args.min_precision}")
     if args.mark_reported:
-        for path in [args.labels] if args.labels.is_file() else [
-            args.labels / "labels.csv", args.labels / "later.csv"
-        ]:  # fmt: skip
+        for path in [source] if source.is_file() else [source / "labels.csv", source / "later.csv"]:
             mark_reported(path, evaluation.reported)
-    kept = evaluation.true_labels - len(evaluation.lost)
-    share = kept / evaluation.true_labels if evaluation.true_labels else 1.0
-    print(
-        f"\njudged true findings still reported: {kept} of {evaluation.true_labels} ({share:.0%})"
-    )
     if misses:
-        keys = [(m["repository"], m["path"], m["cell"], int(m["line"]), m["rule"]) for m in misses]
-        found = [key for key in keys if key in evaluation.reported]
-        print(f"misses the first look recorded, found now: {len(found)} of {len(misses)}")
-    print(f"labelled true findings no longer reported: {len(evaluation.lost)}")
-    for label in evaluation.lost:
+        found = {tier: 0 for tier, _ in TIERS}
+        for m in misses:
+            key = (m["repository"], m["path"], m["cell"], int(m["line"]), m["rule"])
+            for tier, _ in TIERS:
+                found[tier] += key in evaluation.reported and at_least(
+                    evaluation.reported[key], tier
+                )
+        shares = ", ".join(f"{found[t]} at {title}" for t, title in TIERS)
+        print(f"\nmisses the first look recorded, found now: {shares} (of {len(misses)})")
+    lost = evaluation.lost()
+    print(f"labelled true findings no longer reported at any tier: {len(lost)}")
+    for label in lost:
         where = f"cell {label.cell}, " if label.cell else ""
         print(f"  {label.rule} {label.repository}/{label.path} ({where}line {label.line})")
     counts = Counter(key[4] for key in evaluation.unjudged)
     print(f"findings without a verdict: {len(evaluation.unjudged)} {dict(sorted(counts.items()))}")
     if evaluation.unjudged:
         ok = False
-        if args.unjudged:
-            with args.unjudged.open("w", newline="", encoding="utf-8") as handle:
-                writer = csv.writer(handle)
-                writer.writerow(("repository", "path", "cell", "line", "rule"))
-                writer.writerows(evaluation.unjudged)
-            print(f"  written to {args.unjudged}")
-    sys.exit(0 if ok else 1)
+    print()
+    return evaluation, ok
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("--labels", type=Path, action="append")
+    parser.add_argument("--unjudged", type=Path, help="write findings with no verdict here")
+    parser.add_argument(
+        "--mark-reported",
+        action="store_true",
+        help="rewrite each verdict's `reported` column to what the lint reports now",
+    )
+    parser.add_argument("--write", type=Path, help="write the per-rule, per-tier table here")
+    parser.add_argument("--min-precision", type=float, default=0.9)
+    args = parser.parse_args()
+    if not args.corpus.is_dir():
+        sys.exit(f"no such corpus folder: {args.corpus}")
+    sources = args.labels or [LABELS]
+    results = [report_one(args, source) for source in sources]
+    evaluations = [e for e, _ in results]
+    if len(evaluations) > 1:
+        merged = Evaluation(
+            {k: v for e in evaluations for k, v in e.labels.items()},
+            {k: v for e in evaluations for k, v in e.reported.items()},
+            sum(e.files for e in evaluations),
+        )
+        print("## every corpus given\n")
+        print("\n".join(table(merged)))
+    unjudged = [key for e in evaluations for key in e.unjudged]
+    if unjudged and args.unjudged:
+        with args.unjudged.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(("repository", "path", "cell", "line", "rule", "confidence"))
+            for e in evaluations:
+                writer.writerows((*key, e.reported[key]) for key in e.unjudged)
+        print(f"findings without a verdict written to {args.unjudged}")
+    if args.write:
+        corpora = [str(s) for s in sources]
+        table_data = {"corpora": corpora, "rules": per_rule(evaluations)}
+        args.write.write_text(json.dumps(table_data, indent=1, sort_keys=True) + "\n")
+        print(f"per-rule table written to {args.write}")
+    sys.exit(0 if all(ok for _, ok in results) else 1)
 
 
 if __name__ == "__main__":

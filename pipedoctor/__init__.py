@@ -71,8 +71,12 @@ def lint(
     source: str | None = None,
     select: list[str] | None = None,
     ignore: list[str] | None = None,
+    confidence: str | None = None,
 ) -> Report:
     """Lint files and folders, or source code, and return the :class:`Report`.
+
+    ``confidence`` (``high``, ``medium`` or ``low``) is the least confident finding kept; by
+    default the configuration's, else ``high``, as the CI gate reports.
 
     ``lint("train.py")``, ``lint(Path("src"))``, ``lint(["a.py", "nb.ipynb"])`` read from
     disk, with the nearest ``[tool.pipedoctor]`` configuration; ``lint(source=code)`` (or
@@ -87,16 +91,16 @@ def lint(
     if source is not None:
         if path_or_paths is not None:
             raise TypeError("lint() takes paths or source=, not both")
-        return lint_source(source, select=select, ignore=ignore)
+        return lint_source(source, select=select, ignore=ignore, confidence=confidence)
     if path_or_paths is None:
         raise TypeError("lint() needs a path, a list of paths, or source=...")
     if isinstance(path_or_paths, str) and not _names_a_path(path_or_paths):
-        return lint_source(path_or_paths, select=select, ignore=ignore)
+        return lint_source(path_or_paths, select=select, ignore=ignore, confidence=confidence)
     if isinstance(path_or_paths, (str, os.PathLike)):
         paths = [Path(path_or_paths)]
     else:
         paths = [Path(p) for p in path_or_paths]
-    return _lint_paths(paths, select=select, ignore=ignore)
+    return _lint_paths(paths, select=select, ignore=ignore, confidence=confidence)
 
 
 def lint_source(
@@ -105,6 +109,7 @@ def lint_source(
     path: str = "<string>",
     select: list[str] | None = None,
     ignore: list[str] | None = None,
+    confidence: str | None = None,
 ) -> Report:
     """Lint a string of Python source (``path``: the name findings carry), with the
     configuration found from the current folder."""
@@ -113,7 +118,7 @@ def lint_source(
 
     if not isinstance(text, str):
         raise TypeError(f"lint_source() needs a str of code, not {type(text).__name__}")
-    config = load_config(Path.cwd(), select=select, ignore=ignore)
+    config = load_config(Path.cwd(), select=select, ignore=ignore, confidence=confidence)
     return run(text, config, path)
 
 
@@ -130,7 +135,13 @@ def _names_a_path(text: str) -> bool:
         return False
 
 
-def _lint_paths(paths: list[Path], *, select: list[str] | None, ignore: list[str] | None) -> Report:
+def _lint_paths(
+    paths: list[Path],
+    *,
+    select: list[str] | None,
+    ignore: list[str] | None,
+    confidence: str | None = None,
+) -> Report:
     from pipedoctor.config import load_config
     from pipedoctor.lint import lint_paths
 
@@ -149,5 +160,5 @@ def _lint_paths(paths: list[Path], *, select: list[str] | None, ignore: list[str
         folder = start if start.is_dir() else start.parent
     except OSError:
         folder = Path.cwd()
-    config = load_config(folder, select=select, ignore=ignore)
+    config = load_config(folder, select=select, ignore=ignore, confidence=confidence)
     return lint_paths(paths, config)  # a ``UsageError`` (a ``ValueError``) for a pipe, ...

@@ -25,7 +25,7 @@ from pipedoctor.lint import UsageError, lint_paths
 from pipedoctor.progress import Progress
 from pipedoctor.render import FORMATS, render
 from pipedoctor.report import Report, Severity
-from pipedoctor.rules import Rule, RuleFileError, load_catalog
+from pipedoctor.rules import Rule, RuleFileError, load_catalog, measured_precision
 
 if TYPE_CHECKING:
     from pipedoctor.capture.runner import Continuation
@@ -128,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--fail-on",
         choices=("error", "warning", "info"),
         help="lowest severity that makes the exit code 1 (default: warning)",
+    )
+    lint.add_argument(
+        "--confidence",
+        choices=("high", "medium", "low"),
+        help="least confident findings to report (default: high, findings every fact of "
+        "which the code shows)",
     )
     lint.add_argument(
         "--exit-zero", action="store_true", help="exit 0 even when findings fail the gate"
@@ -279,6 +285,7 @@ def run_lint(args: argparse.Namespace) -> int:
         ignore=split_codes(args.ignore),
         extend_ignore=split_codes(args.extend_ignore),
         fail_on=args.fail_on,
+        confidence=args.confidence,
     )
     report = lint_paths(paths, config)
     if args.fix or args.diff:
@@ -667,6 +674,8 @@ def rule_page(rule: Rule) -> str:
             f"only once it has verified it on your pipeline: {rule.verified_when}"
         )
     parts.append(section("Fix safety", safety))
+    if "static" in rule.scope:
+        parts.append(section("Confidence", confidence_text(rule)))
     if rule.params:
         params = "\n".join(f"- `{k}` = {v!r}" for k, v in rule.params.items())
         parts.append(
@@ -675,6 +684,50 @@ def rule_page(rule: Rule) -> str:
     if rule.references:
         parts.append(section("References", "\n".join(f"- {r}" for r in rule.references)))
     return "\n".join(parts)
+
+
+def confidence_text(rule: Rule) -> str:
+    """What a static finding of ``rule`` rests on, the tiers that follow, and the precision
+    each tier measured on code the rules were not tuned on."""
+    from pipedoctor.evidence import FACTS
+
+    if rule.facts:
+        needed = "; ".join(FACTS[f] for f in rule.facts)
+        text = (
+            f"A finding is `high` when the code shows every fact it rests on ({needed}), "
+            "`medium` when the analysis assumes one of them, `low` otherwise; a fact the code "
+            "shows false means no finding."
+        )
+    else:
+        text = "A finding rests on what the code shows: it is `high`."
+    if rule.max_confidence != "high":
+        text += f" This rule reports at most `{rule.max_confidence}`"
+        text += f": {rule.confidence_note}" if rule.confidence_note else "."
+    text += (
+        " `pipedoctor lint` reports `high` findings unless `--confidence` (or `confidence` in "
+        "`[tool.pipedoctor]`) asks for more; `pipedoctor check` measures, and keeps them all."
+    )
+    table = measured_precision()
+    figures = table.get("rules", {}).get(rule.id)
+    if not figures:
+        return text + "\n\nNo finding of this rule was judged on the first-look corpora yet."
+    rows = [
+        "| tier | judged | right | wrong | debatable | precision |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for tier, title in (("high", "high"), ("medium", "medium and above"), ("low", "all")):
+        counts = figures.get(tier, {})
+        right, wrong, deb = (counts.get(k, 0) for k in ("true", "false", "debatable"))
+        judged = right + wrong + deb
+        share = f"{right / (right + wrong):.2f}" if right + wrong else "–"
+        rows.append(f"| {title} | {judged} | {right} | {wrong} | {deb} | {share} |")
+    corpora = ", ".join(Path(c).name for c in table.get("corpora", []))
+    return (
+        text
+        + f"\n\nMeasured on the first-look corpora ({corpora}; debatable findings left out of "
+        "the precision):\n\n"
+        + "\n".join(rows)
+    )
 
 
 def run_explain(args: argparse.Namespace) -> int:

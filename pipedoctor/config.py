@@ -1,7 +1,9 @@
 """``[tool.pipedoctor]`` in the nearest ``pyproject.toml``, merged with command-line options.
 
 Keys (ruff's spelling): ``select``, ``ignore``, ``per-file-ignores``, ``exclude``, ``fail-on``,
-and one ``[tool.pipedoctor.params.PDxxx]`` table per rule whose thresholds you change.
+``confidence`` (the least confident findings the gate reports: ``high``, the default, ``medium``
+or ``low``), and one ``[tool.pipedoctor.params.PDxxx]`` table per rule whose thresholds you
+change.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipedoctor.evidence import DEFAULT_GATE, parse_confidence
 from pipedoctor.report import Severity
 from pipedoctor.rules import Selection, load_catalog, tomllib
 
-KEYS = {"select", "ignore", "per-file-ignores", "exclude", "fail-on", "params"}
+KEYS = {"select", "ignore", "per-file-ignores", "exclude", "fail-on", "confidence", "params"}
 
 
 class ConfigError(ValueError):
@@ -29,6 +32,8 @@ class Config:
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     exclude: tuple[str, ...] = ()
     fail_on: Severity = Severity.WARNING
+    confidence: str = DEFAULT_GATE
+    """The least confident findings the static gate reports."""
     root: Path | None = None
     source: Path | None = None
 
@@ -138,6 +143,7 @@ def load_config(
     ignore: list[str] | None = None,
     extend_ignore: list[str] | None = None,
     fail_on: str | None = None,
+    confidence: str | None = None,
 ) -> Config:
     """Read the project's configuration and overlay the command line on it."""
     source = explicit or find_pyproject(start)
@@ -178,6 +184,13 @@ def load_config(
         threshold = Severity.parse(level)
     except ValueError as exc:
         raise ConfigError(f"fail-on: {exc}") from None
+    tier = confidence or table.get("confidence", DEFAULT_GATE)
+    if not isinstance(tier, str):
+        raise ConfigError(f"{where} confidence must be a string: high, medium or low")
+    try:
+        tier = parse_confidence(tier)
+    except ValueError as exc:
+        raise ConfigError(f"confidence: {exc}") from None
     return Config(
         selection=Selection(
             select=chosen,
@@ -189,6 +202,7 @@ def load_config(
         },
         exclude=tuple(exclude),
         fail_on=threshold,
+        confidence=tier,
         root=source.parent.resolve() if source else None,
         source=source,
     )

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pipedoctor.config import Config
+from pipedoctor.evidence import assumed, at_least, confidence
 from pipedoctor.pipeline import Location
 from pipedoctor.report import Finding, Report
 from pipedoctor.rules import Hit, Selection, load_catalog, make_finding, run_rules
@@ -354,6 +355,9 @@ def lint_notebook(text: str, path: str, selection: Selection) -> FileResult:
         findings += [replace(in_cell(f, written), path=path) for f in as_module.findings]
     for place, message, column in notebook.broken:
         broken = syntax_finding(path, message, place.line, column)
+        if place.cell in notebook.exercises:  # a blank left for a student: not meant to run
+            blank = (assumed("runs", "it holds an exercise blank"),)
+            broken = replace(broken, confidence=confidence(blank), evidence=blank)
         findings.append(replace(broken, cell=place.cell))
     return FileResult(_select(findings, selection), result.note)
 
@@ -462,14 +466,21 @@ def lint_source(text: str, config: Config, path: str = "<string>") -> Report:
 
 
 def collect(results: list[FileResult], files: int, config: Config) -> Report:
+    """One report from the files' results: per-file ignores applied, and only the findings at
+    or above the gate's confidence kept (the others are counted, so none passes unsaid)."""
     findings: list[Finding] = []
     notes: list[str] = []
+    below: dict[str, int] = {}
     for result in results:
         if result.note:
             notes.append(result.note)
         for finding in result.findings:
             ignored = config.ignored_for(finding.path or "")
-            if not any(finding.rule.startswith(code) for code in ignored):
+            if any(finding.rule.startswith(code) for code in ignored):
+                continue
+            if at_least(finding.confidence, config.confidence):
                 findings.append(finding)
+            else:
+                below[finding.confidence] = below.get(finding.confidence, 0) + 1
     findings.sort(key=Finding.sort_key)
-    return Report(findings=findings, files_checked=files, notes=notes)
+    return Report(findings=findings, files_checked=files, notes=notes, below_confidence=below)

@@ -122,10 +122,23 @@ class Files:
     """Number of files when known; ``None`` for a glob, a variable or a generated list."""
     literal: bool = False
     """True when the path(s) are string literals in the source."""
+    how: str = ""
+    """How the code names them, when ``count`` is unknown: ``glob`` (a pattern with a
+    wildcard), ``list_files``, ``shards`` (names generated in a loop), ``dataset`` (a dataset
+    of names), ``name`` (only the variable's plural name says so), ``""`` (nothing says)."""
+
+    SHOWN_SEVERAL = frozenset({"glob", "list_files", "shards", "dataset"})
+    """Ways of naming files that show there are several (a pattern with a wildcard can still
+    match one, but it is written to match many)."""
 
     @property
     def several(self) -> bool:
         return self.count is None or self.count > 1
+
+    @property
+    def shown_several(self) -> bool:
+        """Whether the code shows several files, rather than the analysis assuming it."""
+        return (self.count or 0) > 1 or self.count is None and self.how in self.SHOWN_SEVERAL
 
 
 @dataclass(frozen=True)
@@ -151,6 +164,12 @@ class FunctionFacts:
     """For ``interleave``/``flat_map``: the record reader the function opens, if any."""
     calls: frozenset[str] = frozenset()
     """Canonical names of the TensorFlow/Keras functions it calls, for messages."""
+    work: tuple[str, ...] = ()
+    """The calls that are real work per element (decode, parse, file reads, image and signal
+    ops, string ops, Python, tokenisers, lookups), for the evidence a finding cites."""
+    unseen: tuple[str, ...] = ()
+    """Calls whose cost the analysis cannot see (a function from another module, a method of
+    an object it does not follow): the function may do real work there."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -259,6 +278,30 @@ class Stages(Sequence["Stage"]):
         return f"Stages({', '.join(s.op for s in self)})"
 
 
+@dataclass(frozen=True)
+class Uses:
+    """What the static front end saw the code do with a dataset, for the evidence of a finding:
+    the first place each end was reached, the epochs it trains for, and a library that
+    prepares it further where the code hands it over (a KerasHub task's own ``prefetch``)."""
+
+    how: tuple[tuple[str, str], ...] = ()
+    """(end, how it was reached: ``fit (line 40)``), the first of each end."""
+    epochs: int | None = None
+    """The most epochs a training call is given as a literal; None when none is seen."""
+    one_epoch: bool = False
+    """Every training call seen reads it for one epoch (``epochs=1``) and nothing repeats."""
+    handled_by: str = ""
+    """A library the dataset is handed to that batches and prefetches it itself."""
+    returned_by: str = ""
+    """The function that returns it to callers outside the file, when that is its end."""
+    training_flag: bool = False
+    """That function takes a flag that says training (``is_training``, ``mode``): the
+    dataset it builds trains on one of its paths."""
+
+    def reached(self, end: str) -> str:
+        return dict(self.how).get(end, "")
+
+
 @dataclass(frozen=True, eq=False)
 class Pipeline:
     """An ordered chain of stages, source first.
@@ -277,6 +320,8 @@ class Pipeline:
     """Where the code sends this dataset (see :data:`ENDS`), as the static front end saw it.
     Empty when the front end does not know (the graph front end reads the dataset that
     training was handed): every rule then judges it."""
+    uses: Uses | None = None
+    """How the static front end saw it used: what trains on it, for how many epochs."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.stages, Stages):
@@ -294,10 +339,10 @@ class Pipeline:
         return Pipeline(self.stages.plus(stage))
 
     def with_sink(self, sink: str) -> Pipeline:
-        return Pipeline(self.stages, sink, self.options, self.ends)
+        return Pipeline(self.stages, sink, self.options, self.ends, self.uses)
 
-    def with_ends(self, ends: frozenset[str]) -> Pipeline:
-        return Pipeline(self.stages, self.sink, self.options, ends)
+    def with_ends(self, ends: frozenset[str], uses: Uses | None = None) -> Pipeline:
+        return Pipeline(self.stages, self.sink, self.options, ends, uses or self.uses)
 
     def ends_in(self, wanted: frozenset[str] | tuple[str, ...]) -> bool:
         """True when a rule that judges ``wanted`` ends judges this pipeline."""
@@ -521,8 +566,9 @@ class Analysis:
     path: str
     pipelines: list[Pipeline] = field(default_factory=list)
     training: TrainingSetup = field(default_factory=TrainingSetup)
-    discarded: list[Stage] = field(default_factory=list)
-    """Transformations whose result the code throws away (``ds.shuffle(n)`` as a statement)."""
+    discarded: list[Pipeline] = field(default_factory=list)
+    """Transformations whose result the code throws away (``ds.shuffle(n)`` as a statement):
+    each the pipeline it ends, with the ends of the dataset it was applied to."""
 
     def stages(self) -> list[tuple[Pipeline, Stage]]:
         """Each distinct stage once, with one pipeline that contains it (for context)."""

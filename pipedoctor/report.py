@@ -12,6 +12,7 @@ from enum import IntEnum
 from typing import Any
 
 from pipedoctor.diagnosis import NO_GAIN
+from pipedoctor.evidence import Evidence
 
 JSON_VERSION = 1
 
@@ -60,6 +61,16 @@ class Finding:
     cell: int | None = None
     """In a notebook: the cell (1-based, over every cell); ``line`` and ``column`` are then
     counted inside that cell, as ruff reports notebooks."""
+    confidence: str = "high"
+    """``high``, ``medium`` or ``low``: how much of what the finding rests on the code shows
+    (see :mod:`pipedoctor.evidence`). The static gate reports ``high`` by default."""
+    evidence: tuple[Evidence, ...] = ()
+    """The facts the finding rests on, each shown or assumed."""
+
+    @property
+    def assumed(self) -> list[Evidence]:
+        """The facts the analysis assumed: why the finding is not ``high``."""
+        return [e for e in self.evidence if not e.shown]
 
     def sort_key(self) -> tuple:
         return (self.path or "", self.cell or 0, self.line or 0, self.column or 0, self.rule)
@@ -67,6 +78,7 @@ class Finding:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["severity"] = self.severity.label
+        data["evidence"] = [e.to_dict() for e in self.evidence]
         for key in ("gain", "end_to_end_gain", "headroom", "cell"):
             if data[key] is None:
                 del data[key]
@@ -77,6 +89,9 @@ class Finding:
         known = {f for f in cls.__dataclass_fields__}
         values = {k: v for k, v in data.items() if k in known}
         values["severity"] = Severity.parse(values["severity"])
+        values["evidence"] = tuple(
+            Evidence.from_dict(e) for e in values.get("evidence") or () if isinstance(e, dict)
+        )
         return cls(**values)
 
 
@@ -114,6 +129,8 @@ class Report:
     verdict: str | None = None
     measurements: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    below_confidence: dict[str, int] = field(default_factory=dict)
+    """A lint's findings left out for being less confident than the gate asks, by tier."""
 
     @property
     def incomplete(self) -> str | None:
@@ -139,12 +156,15 @@ class Report:
         by_rule: dict[str, int] = {}
         for finding in self.findings:
             by_rule[finding.rule] = by_rule.get(finding.rule, 0) + 1
-        return {
+        summary: dict[str, Any] = {
             "files": self.files_checked,
             "findings": len(self.findings),
             "by_severity": self.counts(),
             "by_rule": dict(sorted(by_rule.items())),
         }
+        if self.below_confidence:
+            summary["below_confidence"] = dict(self.below_confidence)
+        return summary
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -171,6 +191,7 @@ class Report:
             verdict=data.get("verdict"),
             measurements=dict(data.get("measurements", {})),
             notes=list(data.get("notes", [])),
+            below_confidence=dict(data.get("summary", {}).get("below_confidence", {})),
         )
 
     def __repr__(self) -> str:

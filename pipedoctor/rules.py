@@ -7,6 +7,7 @@ finding's name, severity and fix text always come from the rule file.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from pipedoctor.evidence import CONFIDENCES, FACTS, Evidence, confidence
 from pipedoctor.pipeline import ENDS, STRATEGY_KINDS, Analysis, Location
 from pipedoctor.report import Finding, Severity
 
@@ -59,6 +61,15 @@ class Rule:
     """Where a dataset must end for the rule to judge it (see ``pipeline.ENDS``)."""
     strategies: tuple[str, ...] = ()
     """The distributed setups the rule applies to (see ``pipeline.STRATEGY_KINDS``)."""
+    max_confidence: str = "high"
+    """The most confident tier the static gate gives this rule's findings: a rule whose
+    findings measured under the bar at a tier on code it was not tuned on reports one tier
+    lower, until its evidence is better (see ``benchmarks/lint_precision.py``)."""
+    confidence_note: str = ""
+    """Why ``max_confidence`` is below ``high``, for the rule's page."""
+    facts: tuple[str, ...] = ()
+    """The facts a static finding of this rule rests on (see :data:`pipedoctor.evidence.FACTS`):
+    high confidence when the code shows every one of them."""
 
     @property
     def short_fix(self) -> str:
@@ -110,6 +121,12 @@ def parse_rule(text: str, path: Path | None = None) -> Rule:
         unknown = [v for v in data.get(key, ()) if v not in known]
         if unknown:
             raise RuleFileError(f"{where}: unknown {key} {unknown} (known: {', '.join(known)})")
+    cap = data.get("max_confidence", "high")
+    if cap not in CONFIDENCES:
+        raise RuleFileError(f"{where}: max_confidence must be one of {CONFIDENCES}")
+    unknown_facts = [f for f in data.get("facts", ()) if f not in FACTS]
+    if unknown_facts:
+        raise RuleFileError(f"{where}: unknown facts {unknown_facts} (known: {', '.join(FACTS)})")
     return Rule(
         id=data["id"],
         name=data["name"],
@@ -128,10 +145,24 @@ def parse_rule(text: str, path: Path | None = None) -> Rule:
         path=path,
         ends=tuple(data.get("ends", ())),
         strategies=tuple(data.get("strategies", ())),
+        max_confidence=cap,
+        confidence_note=data.get("confidence_note", "").strip(),
+        facts=tuple(data.get("facts", ())),
     )
 
 
 @cache
+def measured_precision(directory: Path | None = None) -> dict[str, Any]:
+    """Each rule's measured precision per confidence tier on the first-look corpora (the
+    table ``benchmarks/lint_precision.py --write`` keeps beside the rule files); {} when
+    there is none."""
+    path = (directory or rules_dir()) / "precision.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
 def load_catalog(directory: Path | None = None) -> dict[str, Rule]:
     """All rules by id, in id order. Raises :class:`RuleFileError` on a bad file or a dup id."""
     directory = directory or rules_dir()
@@ -160,6 +191,9 @@ class Hit:
     """A fix specific to this place; the rule's general fix otherwise."""
     headroom: float | None = None
     """An upper bound on what removing this limit could buy (see ``Finding.headroom``)."""
+    evidence: tuple[Evidence, ...] = ()
+    """The facts the finding rests on, each shown by the code or assumed (static scope); a
+    measured finding rests on its measurement and carries none."""
 
 
 @dataclass
@@ -178,6 +212,16 @@ class Context:
 
     def param(self, name: str) -> Any:
         return self.params[name]
+
+    def evidence(self, *found: Evidence | None) -> tuple[Evidence, ...] | None:
+        """What a static finding rests on, or None when the code shows one of its facts false
+        (the finding would be wrong: no finding). A finding on a live job rests on what the
+        check measured, and asks for nothing."""
+        if self.scope != "static":
+            return ()
+        if any(f is None for f in found):
+            return None
+        return tuple(f for f in found if f is not None)
 
     def params_of(self, rule_id: str) -> dict[str, Any]:
         """Another rule's parameters as the user set them (PD302 judges with PD301's)."""
@@ -260,7 +304,7 @@ def run_rules(
             rule.ends, rule.strategies,
         )  # fmt: skip
         for hit in registry[rule.id](context):
-            finding = make_finding(rule, hit)
+            finding = make_finding(rule, hit, scope)
             key = (finding.rule, finding.path, finding.line, finding.column, finding.message)
             if key not in seen:
                 seen.add(key)
@@ -272,8 +316,11 @@ def rule_params(rule: Rule, selection: Selection) -> dict[str, Any]:
     return {**rule.params, **selection.params.get(rule.id, {})}
 
 
-def make_finding(rule: Rule, hit: Hit) -> Finding:
+def make_finding(rule: Rule, hit: Hit, scope: str = "static") -> Finding:
+    """The finding of ``rule`` at ``hit``. Its confidence follows from the hit's evidence; in
+    the static scope it is capped at the rule's ``max_confidence``, which was measured there."""
     where = hit.location
+    cap = rule.max_confidence if scope == "static" else "high"
     return Finding(
         rule=rule.id,
         name=rule.name,
@@ -287,4 +334,6 @@ def make_finding(rule: Rule, hit: Hit) -> Finding:
         end_column=where.end_column if where else None,
         gain=hit.gain,
         headroom=hit.headroom,
+        confidence=confidence(hit.evidence, cap),
+        evidence=hit.evidence,
     )

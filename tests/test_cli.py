@@ -14,16 +14,18 @@ from pipedoctor.rules import load_catalog
 BAD = """\
 import tensorflow as tf
 
-ds = tf.data.Dataset.range(100)
-ds = ds.map(lambda x: tf.strings.as_string(x))
+ds = tf.data.TextLineDataset("data/train.csv")
+ds = ds.map(lambda x: tf.strings.split(x, ","))
 ds = ds.batch(10)
+tf.keras.Sequential().fit(ds, epochs=5)
 """
 
 GOOD = """\
 import tensorflow as tf
 
-ds = tf.data.Dataset.range(100).batch(10)
+ds = tf.data.TextLineDataset("data/train.csv").batch(10)
 ds = ds.prefetch(tf.data.AUTOTUNE)
+tf.keras.Sequential().fit(ds, epochs=5)
 """
 
 
@@ -71,7 +73,12 @@ def test_json_output_is_the_contract(project: Path) -> None:
         "column",
         "end_line",
         "end_column",
+        "confidence",
+        "evidence",
     ]
+    assert first["confidence"] == "high"
+    assert {e["fact"] for e in first["evidence"]} == {"trains", "work", "data"}
+    assert all(e["shown"] for e in first["evidence"])
     assert (first["rule"], first["path"], first["line"], first["column"]) == (
         "PD102",
         "bad.py",
@@ -218,12 +225,18 @@ def test_rules_lists_the_catalog_and_explain_prints_a_page() -> None:
 
 
 def test_demo_lints_the_bundled_script() -> None:
-    done = run("lint", "--demo", "--format", "json")
+    # The demo makes up its images in memory: that they are real data is assumed, so the
+    # default gate (high) reports nothing and says what it left out.
+    default = run("lint", "--demo", "--format", "json")
+    assert default.returncode == 0 and json.loads(default.stdout)["findings"] == []
+    assert json.loads(default.stdout)["summary"]["below_confidence"] == {"medium": 2}
+    done = run("lint", "--demo", "--format", "json", "--confidence", "medium")
     data = json.loads(done.stdout)
     rules = {f["rule"] for f in data["findings"]}
     # PD106 needs the decoded size, which only `check` measures: the demo reads a file list.
     assert {"PD101", "PD102"} <= rules
     assert all(f["path"].endswith("train_demo.py") for f in data["findings"])
+    assert {f["confidence"] for f in data["findings"]} == {"medium"}
     assert done.returncode == 1
 
 

@@ -26,7 +26,10 @@ from pipedoctor.rules import Selection
 from pipedoctor.static import interpreter
 
 ROOT = Path(__file__).resolve().parent.parent
-HEADER = "import tensorflow as tf\nimport functools\nds = tf.data.Dataset.range(10)\n"
+HEADER = (
+    "import tensorflow as tf\nimport functools\n"
+    "ds = tf.data.TFRecordDataset('data/train.tfrecord')\n"
+)
 SLOW_MAP = "lambda x: tf.py_function(f, [x], tf.int64)"
 """A map function whose ``map`` draws PD102 and PD108: proof the analysis reached it."""
 
@@ -273,7 +276,7 @@ def test_suppressions_match_the_line_the_parser_counts(separator: str) -> None:
     line 4 was looked for on line 5."""
     text = (
         f"import tensorflow as tf\n# a{separator}b\n"
-        "ds = tf.data.Dataset.range(3)\n"
+        "ds = tf.data.TFRecordDataset('data/train.tfrecord')\n"
         f"ds = ds.map({SLOW_MAP})  # pipedoctor: ignore[PD102]\n"
         "model.fit(ds)\n"
     )
@@ -561,14 +564,15 @@ def test_a_mistyped_path_is_an_error_not_source() -> None:
 
 def test_paths_and_source_are_said_apart() -> None:
     sample = ROOT / "sample_pipelines" / "sequential_map.py"
-    by_path = pipedoctor.lint(str(sample))
+    by_path = pipedoctor.lint(str(sample), confidence="medium")  # generated data: assumed real
     assert "PD102" in {f.rule for f in by_path.findings}
     text = sample.read_text()
-    by_source = pipedoctor.lint(source=text)
+    by_source = pipedoctor.lint(source=text, confidence="medium")
     assert {f.rule for f in by_source.findings} == {f.rule for f in by_path.findings}
-    assert pipedoctor.lint_source(text).findings == by_source.findings
-    assert {f.path for f in pipedoctor.lint_source(text, path="x.py").findings} == {"x.py"}
-    assert pipedoctor.lint(text).findings == by_source.findings  # a string of code, as before
+    assert pipedoctor.lint_source(text, confidence="medium").findings == by_source.findings
+    at_x = pipedoctor.lint_source(text, path="x.py", confidence="medium").findings
+    assert {f.path for f in at_x} == {"x.py"}
+    assert pipedoctor.lint(text, confidence="medium").findings == by_source.findings
     both = pipedoctor.lint([sample, ROOT / "sample_pipelines" / "sequential_map_fixed.py"])
     assert both.files_checked == 2
     with pytest.raises(TypeError):

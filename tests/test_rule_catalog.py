@@ -1,8 +1,9 @@
 """Every rule file is valid, and every static rule passes its fixture (semgrep-style markers).
 
 A fixture ``tests/rules/PDxxx.py`` marks the line below ``# ruleid: PDxxx`` as one the rule must
-flag and the line below ``# ok: PDxxx`` as one it must leave alone; the rule must flag nothing
-else in the file.
+flag with ``high`` confidence, below ``# ruleid[medium]: PDxxx`` (or ``[low]``) one it must flag
+at that confidence, and below ``# ok: PDxxx`` one it must leave alone at every confidence; the
+rule must flag nothing else in the file.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from pipedoctor.rules import SCOPES, detectors, load_catalog, rules_dir
 FIXTURES = Path(__file__).parent / "rules"
 CATALOG = load_catalog()
 STATIC = [r for r in CATALOG.values() if "static" in r.scope]
-MARKER = re.compile(r"#\s*(ruleid|ok):\s*(PD\d{3}(?:\s*,\s*PD\d{3})*)")
+MARKER = re.compile(
+    r"#\s*(ruleid|ok)(?:\[(high|medium|low)\])?:\s*(PD\d{3}(?:\s*,\s*PD\d{3})*)"
+)
 SHARED = FIXTURES / "shared"
 """Fixtures of one whole script each, marked for every rule the script concerns."""
 
@@ -60,9 +63,10 @@ def test_rules_dir_is_the_checkout_or_the_bundle() -> None:
     assert (rules_dir() / "PD102-sequential-map.toml").is_file()
 
 
-def expectations(path: Path) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
-    """Lines that must be flagged and lines that must not, with the rule ids of each."""
-    must: dict[int, set[str]] = {}
+def expectations(path: Path) -> tuple[dict[int, dict[str, str]], dict[int, set[str]]]:
+    """Lines that must be flagged, with each rule id and the confidence it must have there,
+    and lines that must not be, with the rule ids of each."""
+    must: dict[int, dict[str, str]] = {}
     must_not: dict[int, set[str]] = {}
     lines = path.read_text().splitlines()
     for number, line in enumerate(lines, start=1):
@@ -71,8 +75,11 @@ def expectations(path: Path) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
             target = number + 1
             while lines[target - 1].lstrip().startswith("#"):
                 target += 1
-            ids = {rid.strip() for rid in match.group(2).split(",")}
-            (must if match.group(1) == "ruleid" else must_not).setdefault(target, set()).update(ids)
+            ids = {rid.strip() for rid in match.group(3).split(",")}
+            if match.group(1) == "ruleid":
+                must.setdefault(target, {}).update(dict.fromkeys(ids, match.group(2) or "high"))
+            else:
+                must_not.setdefault(target, set()).update(ids)
     return must, must_not
 
 
@@ -96,10 +103,12 @@ def test_static_rule_fixture(rule) -> None:
         if fixture.parent == FIXTURES:
             assert wanted, f"{fixture.name} marks no line the rule must flag"
             assert spared or rule.id == "PD000", f"{fixture.name} marks no line to leave alone"
-        report = lint(fixture, select=[rule.id])
-        flagged = {f.line for f in report.findings if f.rule == rule.id}
-        assert flagged == wanted, fixture.name
-        assert not flagged & spared, fixture.name
+        report = lint(fixture, select=[rule.id], confidence="low")
+        flagged = {f.line: f.confidence for f in report.findings if f.rule == rule.id}
+        assert set(flagged) == wanted, fixture.name
+        assert not set(flagged) & spared, fixture.name
+        tiers = {line: must[line][rule.id] for line in wanted}
+        assert flagged == tiers, f"{fixture.name}: confidence by line"
 
 
 @pytest.mark.parametrize("rule", STATIC, ids=lambda r: r.id)
@@ -107,7 +116,7 @@ def test_static_rule_examples(rule) -> None:
     """The rule page's bad example draws the rule; its good example draws nothing at all."""
     if rule.id == "PD000":
         return
-    bad = lint(rule.example_bad + "\n", select=[rule.id])
+    bad = lint(rule.example_bad + "\n", select=[rule.id])  # as the gate reports: high
     assert any(f.rule == rule.id for f in bad.findings), rule.example_bad
-    good = lint(rule.example_good + "\n")
+    good = lint(rule.example_good + "\n", confidence="low")
     assert good.findings == [], [f"{f.rule}: {f.message}" for f in good.findings]

@@ -145,7 +145,8 @@ def test_unit_test_files_are_not_the_training_path(tmp_path: Path) -> None:
         """
         import tensorflow as tf
         model = tf.keras.Sequential()
-        model.fit(tf.data.Dataset.range(8).map(lambda x: tf.strings.as_string(x)).batch(4))
+        files = tf.io.gfile.glob("data/train-*.tfrecord")
+        model.fit(tf.data.TFRecordDataset(files).map(tf.io.parse_tensor).batch(4), epochs=3)
         """
     )
     (tmp_path / "train.py").write_text(code)
@@ -172,7 +173,7 @@ def test_one_finding_per_place_from_many_call_sites() -> None:
         model.fit(make([3.0] * 8, 5))
         """
     )
-    report = lint(source)
+    report = lint(source, confidence="low")  # the lists' origin is not seen: medium
     assert [(f.rule, f.line) for f in report.findings] == [("PD103", 6)]
 
 

@@ -10,7 +10,9 @@ that reaches it, and a rule judges the trainings whose strategy kind its rule fi
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
+from pipedoctor.evidence import Evidence, assumed, shown
 from pipedoctor.pipeline import Fact, TrainingSetup
 from pipedoctor.rules import Context, Hit, detector, load_catalog
 
@@ -26,6 +28,20 @@ def trainings(context: Context) -> list[Fact]:
         and fact.get("strategy_kind") in context.strategies
         and fact.get("data_parallel")
     ]
+
+
+def reached(training: Fact) -> Evidence:
+    """Static: the strategy that reaches this training, and where it trains."""
+    line = f", line {training.location.line}" if training.location else ""
+    return shown("setup", f"{training.get('strategy')} trains here{line}")
+
+
+def constant_value(fact: Fact, what: str) -> Evidence:
+    """Static: a batch size or rate the code writes as one literal (shown), or that a branch
+    sets otherwise (assumed: the branch may size it for the devices)."""
+    if fact.get("varies"):
+        return assumed("value", f"the {what} is set differently on another branch")
+    return shown("value", f"the {what} is the literal {fact.get('value')}")
 
 
 def batches_of(setup: TrainingSetup, training: Fact) -> list[Fact]:
@@ -132,7 +148,17 @@ def batch_not_scaled(context: Context) -> Iterator[Hit]:
                 if constant(batch) and batch.location not in seen:
                     seen.add(batch.location)
                     message = batch_message(batch.get("value"), training.get("strategy"))
-                    yield Hit(batch.location, message, fix=_scaled_fix("PD202", keras))
+                    found = context.evidence(
+                        reached(training),
+                        constant_value(batch, "global batch"),
+                        *fixed_slice(training),
+                    )
+                    yield Hit(
+                        batch.location,
+                        message,
+                        fix=_scaled_fix("PD202", keras),
+                        evidence=found or (),
+                    )
         if seen or not live_keras_distribution(context):
             return
     found = scaling_context(context)
@@ -145,6 +171,14 @@ def batch_not_scaled(context: Context) -> Iterator[Hit]:
                 fact.location, batch_message(fact.get("value"), under),
                 fix=_scaled_fix("PD202", keras),
             )  # fmt: skip
+
+
+def fixed_slice(training: Fact) -> tuple[Evidence, ...]:
+    """Static: on a TPU the number of cores is the slice the code names, so a constant global
+    batch may be sized for it; elsewhere devices are added one by one (nothing to add)."""
+    if training.get("strategy_kind") == "tpu":
+        return (assumed("value", "a TPU slice is a fixed size: the batch may be sized for it"),)
+    return ()
 
 
 def unscaled_lr(fact: Fact, keras: bool = False) -> Hit | None:
@@ -172,11 +206,22 @@ def lr_not_scaled(context: Context) -> Iterator[Hit]:
             if not sized or training.get("lr_callback") or training.get("lr_unseen"):
                 continue  # the batch is not seen to grow, or a callback sets the rate
             keras = training.get("strategy_kind") == KERAS_KIND
+            scaled = any(b.get("replicas") for b in batches)
+            batch = (
+                shown("value", "the global batch grows with the replicas")
+                if scaled
+                else assumed("value", "the batch is constant too: the rate fits it until it grows")
+            )
             for index in training.get("optimizers", ()):
-                hit = unscaled_lr(setup.facts[index], keras)
+                optimizer = setup.facts[index]
+                hit = unscaled_lr(optimizer, keras)
                 if hit is not None and hit.location not in seen:
                     seen.add(hit.location)
-                    yield hit
+                    rate = constant_value(optimizer, "learning rate")
+                    if optimizer.get("lr") == "default":
+                        rate = shown("value", "the optimizer's default learning rate")
+                    found = context.evidence(reached(training), rate, batch)
+                    yield replace(hit, evidence=found or ())
         if seen or not live_keras_distribution(context):
             return
     found = scaling_context(context)
@@ -202,6 +247,11 @@ def small_replica_batchnorm(context: Context) -> Iterator[Hit]:
     implied = per_replica_batch(setup)
     if implied is None or implied[0] >= context.param("min_per_replica_batch"):
         return
+    per_replica = (
+        assumed("value", f"{implied[1]}: the replica count is not in the code")
+        if implied[1].startswith("at most")
+        else shown("value", implied[1])
+    )
     for fact in setup.of("batchnorm"):
         if not fact.get("frozen") and not fact.get("synchronized"):
             yield Hit(
@@ -209,6 +259,7 @@ def small_replica_batchnorm(context: Context) -> Iterator[Hit]:
                 f"`BatchNormalization` under {strategy_name(setup)} with a batch of "
                 f"{implied[1]}: each replica normalises over fewer than "
                 f"{context.param('min_per_replica_batch')} examples, so its statistics are noisy.",
+                evidence=context.evidence(per_replica) or (),
             )
 
 
@@ -257,6 +308,8 @@ def non_chief_writes(context: Context) -> Iterator[Hit]:
     if not any(f.get("name") == "MultiWorkerMirroredStrategy" for f in setup.of("strategy")):
         return
     for fact in setup.of("write"):
+        if setup.static and fact.get("call") == "ModelCheckpoint":
+            continue  # Keras's callback writes the chief's file; other workers write to temp
         if fact.get("fixed") and not fact.get("chief_guarded"):
             yield Hit(
                 fact.location,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from pipedoctor.diagnosis import NO_GAIN
+from pipedoctor.evidence import Evidence, assumed, shown
 from pipedoctor.pipeline import (
     AUTOTUNE,
     DECODING_FACTORIES,
@@ -24,11 +25,13 @@ from pipedoctor.pipeline import (
 )
 from pipedoctor.report import Severity
 from pipedoctor.rules import Context, Hit, detector
+from pipedoctor.static import evidence as facts
 
 PREFETCH_MAY_FOLLOW = frozenset(
-    {"with_options", "repeat", "prefetch", "prefetch_to_device", "take", "skip"}
+    {"with_options", "repeat", "prefetch", "prefetch_to_device", "take", "skip", "shuffle"}
 )
-"""After ``prefetch`` these cost nothing per element (``take``/``skip`` only count)."""
+"""After ``prefetch`` these cost nothing per element (``take``/``skip`` only count; a
+``shuffle`` hands out elements from a buffer it refills from the prefetched ones)."""
 PREFETCHING_SOURCES = DECODING_FACTORIES | {"timeseries_dataset_from_array", "make_csv_dataset"}
 """Dataset factories that already end their dataset with ``prefetch(AUTOTUNE)``."""
 SHUFFLING_FACTORIES = DECODING_FACTORIES | {"make_csv_dataset"}
@@ -196,22 +199,34 @@ def missing_prefetch(context: Context) -> Iterator[Hit]:
         if tiny_in_memory(pipeline):
             continue  # a few hundred made-up points: there is nothing to overlap with
         prefetched = [i for i, s in enumerate(pipeline.stages) if prefetches(s)]
+        after = [] if not prefetched else [
+            s for s in pipeline.stages[prefetched[-1] + 1 :] if not asynchronous(s)
+        ]  # fmt: skip
+        if prefetched and not after:
+            continue
+        found = context.evidence(
+            facts.trains(pipeline),
+            facts.real_data(pipeline),
+            facts.library_leaves_it(pipeline),
+        )
+        if found is None:
+            continue
         if not prefetched:
             hits.append(
                 Hit(
                     pipeline.last.location,
                     f"The dataset {end_words(pipeline)} ends with `{pipeline.last.op}`, not "
                     "`prefetch`: each training step waits while the next batch is prepared.",
+                    evidence=found,
                 )
             )
-            continue
-        after = [s for s in pipeline.stages[prefetched[-1] + 1 :] if not asynchronous(s)]
-        if after:
+        else:
             hits.append(
                 Hit(
                     after[0].location,
                     f"`{after[0].op}` comes after `prefetch`: it runs in the training step's "
                     "path again; make `prefetch` the last transformation.",
+                    evidence=found,
                 )
             )
     yield from once(hits)
@@ -219,19 +234,29 @@ def missing_prefetch(context: Context) -> Iterator[Hit]:
 
 @detector("PD102")
 def sequential_map(context: Context) -> Iterator[Hit]:
-    hits = (
-        Hit(
-            stage.location,
-            "`map` without `num_parallel_calls` runs its function on one element at a time, "
-            "on one core.",
+    yield from once(sequential_map_hits(context))
+
+
+def sequential_map_hits(context: Context) -> Iterator[Hit]:
+    for pipeline, stage in stages(context, *MAPS):
+        if (
+            not sequential(stage.param("num_parallel_calls"))
+            or stage.fn is not None
+            and stage.fn.cheap
+            or cached_after(pipeline, stage)
+            or tiny_in_memory(pipeline)
+        ):
+            continue
+        found = context.evidence(
+            facts.trains(pipeline), facts.work(stage), facts.real_data(pipeline)
         )
-        for pipeline, stage in stages(context, *MAPS)
-        if sequential(stage.param("num_parallel_calls"))
-        and not (stage.fn is not None and stage.fn.cheap)
-        and not cached_after(pipeline, stage)
-        and not tiny_in_memory(pipeline)
-    )
-    yield from once(hits)
+        if found is not None:
+            yield Hit(
+                stage.location,
+                "`map` without `num_parallel_calls` runs its function on one element at a "
+                "time, on one core.",
+                evidence=found,
+            )
 
 
 def spared_prefetch(pipeline: Pipeline, stage: Stage, value: object, context: Context) -> bool:
@@ -253,11 +278,20 @@ def fixed_parallelism_hits(context: Context) -> Iterator[Hit]:
         if cached_after(pipeline, stage) or tiny_in_memory(pipeline):
             continue
         names = PARALLELISM_PARAMS + (("buffer_size",) if stage.op == "prefetch" else ())
+        if stage.op == "map_and_batch":
+            names += ("num_parallel_batches",)
         for name in names:
             value = stage.param(name)
             if name == "buffer_size" and spared_prefetch(pipeline, stage, value, context):
                 continue
             if isinstance(value, int) and not isinstance(value, bool) and value != AUTOTUNE:
+                found = context.evidence(
+                    facts.trains(pipeline),
+                    parallelism_pays(pipeline, stage, name, value),
+                    facts.real_data(pipeline),
+                )
+                if found is None:
+                    continue
                 why = (
                     "a fixed buffer: with AUTOTUNE tf.data sizes it to how fast training consumes"
                     if name == "buffer_size"
@@ -267,7 +301,26 @@ def fixed_parallelism_hits(context: Context) -> Iterator[Hit]:
                 yield Hit(
                     stage.location,
                     f"`{stage.op}` has `{name}={value}`, {why}; use `tf.data.AUTOTUNE`.",
+                    evidence=found,
                 )
+
+
+def parallelism_pays(pipeline: Pipeline, stage: Stage, name: str, value: int) -> Evidence | None:
+    """Static: a fixed degree of parallelism costs something only where the stage does real
+    work, and is already right where it reads every file at once; a fixed prefetch buffer
+    costs something only when step times vary, which the code never shows."""
+    if name == "buffer_size":
+        if any(prefetches(s) for s in pipeline.earlier(stage)):
+            return None  # a factory already prefetched: a second buffer adds nothing
+        return shown("work", "a fixed buffer at the end of the pipeline")
+    if name == "num_parallel_reads":
+        files = stage.param("filenames") or stage.param("file_pattern")
+        if isinstance(files, Files) and files.count is not None and value >= files.count:
+            return None  # already reads every file at once
+        return shown("work", "reads files")
+    if stage.op == "tfds.load" or stage.op in RECORD_READERS:
+        return shown("work", "reads files")
+    return facts.work(stage)
 
 
 @detector("PD104")
@@ -276,30 +329,57 @@ def sequential_reads(context: Context) -> Iterator[Hit]:
 
 
 def sequential_reads_hits(context: Context) -> Iterator[Hit]:
-    for _, stage in stages(context):
-        if stage.op in RECORD_READERS:
-            files = stage.param("filenames")
-            if (
+    for pipeline, stage in stages(context):
+        if stage.op in RECORD_READERS or stage.op == "make_csv_dataset":
+            files = stage.param("filenames") or stage.param("file_pattern")
+            if not (
                 isinstance(files, Files)
                 and files.several
                 and sequential(stage.param("num_parallel_reads"))
             ):
+                continue
+            found = context.evidence(facts.trains(pipeline), facts.several_files(files))
+            if found is not None:
                 count = f"{files.count} files" if files.count else "several files"
                 yield Hit(
                     stage.location,
                     f"`{stage.op}` reads {count} one after another (no `num_parallel_reads`).",
+                    evidence=found,
                 )
         elif stage.op == "interleave" and sequential(stage.param("num_parallel_calls")):
-            yield Hit(
-                stage.location,
-                "`interleave` without `num_parallel_calls` opens its inputs one at a time.",
+            found = context.evidence(
+                facts.trains(pipeline), names_read(pipeline, stage), facts.work(stage)
             )
+            if found is not None:
+                yield Hit(
+                    stage.location,
+                    "`interleave` without `num_parallel_calls` opens its inputs one at a time.",
+                    evidence=found,
+                )
         elif stage.op == "flat_map" and stage.fn and stage.fn.reader:
-            yield Hit(
-                stage.location,
-                f"`flat_map` over `{stage.fn.reader}` reads the files strictly one after "
-                "another; `interleave` reads several at once.",
-            )
+            found = context.evidence(facts.trains(pipeline), names_read(pipeline, stage))
+            if found is not None:
+                yield Hit(
+                    stage.location,
+                    f"`flat_map` over `{stage.fn.reader}` reads the files strictly one after "
+                    "another; `interleave` reads several at once.",
+                    evidence=found,
+                )
+
+
+def names_read(pipeline: Pipeline, stage: Stage) -> Evidence | None:
+    """For ``interleave``/``flat_map``: the file names it opens, as its source gives them
+    (``list_files`` over a pattern, a written-out list)."""
+    for upstream in pipeline.earlier(stage):
+        if upstream.is_source:
+            files = upstream.param("file_pattern") or upstream.param("filenames")
+            if isinstance(files, Files):
+                return facts.several_files(files)
+            count = upstream.param("elements")
+            if upstream.op == "from_tensor_slices" and isinstance(count, int):
+                return shown("files", f"{count} files listed") if count > 1 else None
+            break
+    return assumed("files", "the names it opens come from a value the analysis cannot see")
 
 
 @detector("PD105")
@@ -362,10 +442,18 @@ def missing_cache_hits(context: Context) -> Iterator[Hit]:
             elif not pipeline.ends:
                 yield Hit(stage.location, message)
             elif visibly_bounded(pipeline, stage):
+                found = context.evidence(
+                    facts.trains(pipeline),
+                    facts.several_epochs(pipeline),
+                    facts.real_data(pipeline),
+                )
+                if found is None:
+                    continue
                 yield Hit(
                     stage.location,
                     message + " If the decoded data fits in RAM, `.cache()` after it saves that "
                     "work (`pipedoctor check` measures its size).",
+                    evidence=found,
                 )
 
 
@@ -473,6 +561,8 @@ def cache_after_random_hits(context: Context) -> Iterator[Hit]:
         for upstream in pipeline.earlier(stage):
             if upstream.op == "shuffle" and upstream.param("reshuffle_each_iteration") is False:
                 continue  # the same order every epoch anyway: caching it changes nothing
+            if upstream.op == "make_csv_dataset" and upstream.param("num_epochs") is None:
+                break  # it repeats forever by default: the cache never completes an epoch
             if upstream.op in SHUFFLING_FACTORIES and upstream.param("shuffle", True) is not False:
                 cause = (
                     f"`{upstream.op}`, which shuffles by default: every epoch replays the "
@@ -484,8 +574,10 @@ def cache_after_random_hits(context: Context) -> Iterator[Hit]:
                 cause = f"a random `{upstream.op}`: every epoch replays the first epoch's draws"
             else:
                 continue
-            line = f" (line {upstream.location.line})" if upstream.location else ""
-            yield Hit(stage.location, f"`cache()` comes after {cause}{line}.")
+            found = context.evidence(facts.trains(pipeline), facts.several_epochs(pipeline))
+            if found is not None:
+                line = f" (line {upstream.location.line})" if upstream.location else ""
+                yield Hit(stage.location, f"`cache()` comes after {cause}{line}.", evidence=found)
             break
 
 
@@ -498,17 +590,26 @@ def python_in_pipeline_hits(context: Context) -> Iterator[Hit]:
     for pipeline, stage in stages(context):
         if cached_after(pipeline, stage):
             continue  # the Python runs once, on the first epoch
-        if stage.op == "from_generator" and (stage.fn is None or stage.fn.python):
+        generator = stage.op == "from_generator" and (stage.fn is None or stage.fn.python)
+        if not generator and not (stage.fn is not None and stage.fn.python):
+            continue
+        replaceable = facts.python_replaceable(stage)
+        found = context.evidence(facts.trains(pipeline), replaceable, facts.real_data(pipeline))
+        if found is None:
+            continue
+        if generator:
             yield Hit(
                 stage.location,
                 "`from_generator` produces every element in Python, one at a time, under the GIL.",
+                evidence=found,
             )
-        elif stage.fn is not None and stage.fn.python and stage.op != "from_generator":
+        else:
             yield Hit(
                 stage.location,
                 f"The function given to `{stage.op}` calls back into Python "
                 "(`py_function`/`numpy_function`): the GIL serialises it, so parallel calls "
                 "barely help.",
+                evidence=found,
             )
 
 
@@ -525,11 +626,14 @@ def unvectorized_map_hits(context: Context) -> Iterator[Hit]:
             continue  # cached: the map runs once, on the first epoch
         later = pipeline.first_after(stage, BATCH_OR_UNBATCH)
         if later is not None and later.op != "unbatch":
-            yield Hit(
-                stage.location,
-                "This `map` only does element-wise arithmetic and comes before `batch`: "
-                "after `batch` it would run once per batch instead of once per element.",
-            )
+            found = context.evidence(facts.trains(pipeline), facts.real_data(pipeline))
+            if found is not None:
+                yield Hit(
+                    stage.location,
+                    "This `map` only does element-wise arithmetic and comes before `batch`: "
+                    "after `batch` it would run once per batch instead of once per element.",
+                    evidence=found,
+                )
 
 
 @detector("PD110")
@@ -572,25 +676,40 @@ def shuffle_after_batch(context: Context) -> Iterator[Hit]:
 def shuffle_after_batch_hits(context: Context) -> Iterator[Hit]:
     for pipeline, stage in stages(context, "shuffle"):
         if stage.param("buffer_size") == 1:
-            yield Hit(stage.location, "`shuffle` with a buffer of 1 does not shuffle at all.")
+            found = context.evidence(facts.trains(pipeline))
+            if found is not None:
+                yield Hit(
+                    stage.location,
+                    "`shuffle` with a buffer of 1 does not shuffle at all.",
+                    evidence=found,
+                )
         elif fixed_batches_upstream(pipeline, stage) and not any(
             op in BATCHES for op in pipeline.ops_after(stage)
         ):  # a later batch means the first one cut sequences into chunks
-            yield Hit(
-                stage.location,
-                "`shuffle` after `batch` reorders whole batches: the same examples always "
-                "train together.",
-            )
+            found = context.evidence(facts.trains(pipeline), facts.several_epochs(pipeline))
+            if found is not None:
+                yield Hit(
+                    stage.location,
+                    "`shuffle` after `batch` reorders whole batches: the same examples always "
+                    "train together.",
+                    evidence=found,
+                )
 
 
 @detector("PD112")
 def discarded_transformation(context: Context) -> Iterator[Hit]:
-    hits = (
-        Hit(
-            stage.location,
-            f"The result of `{stage.op}` is thrown away: a `Dataset` transformation returns a "
-            f"new dataset and leaves the old one as it was, so this `{stage.op}` never happens.",
-        )
-        for stage in context.analysis.discarded
-    )
-    yield from once(hits)
+    yield from once(discarded_transformation_hits(context))
+
+
+def discarded_transformation_hits(context: Context) -> Iterator[Hit]:
+    for pipeline in context.analysis.discarded:
+        stage = pipeline.last
+        found = context.evidence(facts.trains(pipeline))  # on a dataset only looked at: moot
+        if found is not None:
+            yield Hit(
+                stage.location,
+                f"The result of `{stage.op}` is thrown away: a `Dataset` transformation returns "
+                f"a new dataset and leaves the old one as it was, so this `{stage.op}` never "
+                "happens.",
+                evidence=found,
+            )

@@ -21,6 +21,10 @@ def render_github(report: Report) -> str:
     is nothing to say."""
     lines = [_command(finding) for finding in sorted_findings(report)]
     lines += [f"::notice title=pipedoctor::{_escape(note, _DATA_ESCAPES)}" for note in report.notes]
+    below = sum(report.below_confidence.values())
+    if below:
+        note = f"{below} more findings at lower confidence: --confidence low shows them"
+        lines.append(f"::notice title=pipedoctor::{_escape(note, _DATA_ESCAPES)}")
     return "".join(line + "\n" for line in lines)
 
 
@@ -37,7 +41,8 @@ def _command(finding: Finding) -> str:
             "endLine": place.end_line,
             "endColumn": place.end_column,
         }
-    properties["title"] = title(finding)
+    tier = "" if finding.confidence == "high" else f" ({finding.confidence} confidence)"
+    properties["title"] = title(finding) + tier
     message = f"{cell}: {finding.message}" if cell else finding.message
     joined = ",".join(
         f"{key}={_escape(str(value), _PROPERTY_ESCAPES)}"

@@ -25,6 +25,8 @@ INFORMATION_URI = "https://github.com/pipedoctor/pipedoctor"
 SRCROOT = "%SRCROOT%"
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+RANK = {"high": 90.0, "medium": 60.0, "low": 30.0}
+"""SARIF's ``rank`` (0 to 100, how much a result deserves attention) for each confidence."""
 
 
 def render_sarif(report: Report, rules: Mapping[str, Rule] | None = None) -> str:
@@ -144,6 +146,7 @@ def _result(
     if finding.rule in index:
         result["ruleIndex"] = index[finding.rule]
     result["level"] = _LEVEL[finding.severity]
+    result["rank"] = RANK[finding.confidence]
     place = span(finding)
     cell = cell_place(place)
     result["message"] = {"text": f"{cell}: {finding.message}" if cell else finding.message}
@@ -161,8 +164,10 @@ def _result(
     }
     if place.cell is not None:
         properties.update(cell=place.cell, cellLine=place.line, cellColumn=place.column)
-    if properties:
-        result["properties"] = properties
+    properties["confidence"] = finding.confidence
+    if finding.evidence:
+        properties["evidence"] = [e.to_dict() for e in finding.evidence]
+    result["properties"] = properties
     return result
 
 

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 from pipedoctor.diagnosis import service_figures, size
 from pipedoctor.render import shown_findings, span
+from pipedoctor.evidence import CONFIDENCES
 from pipedoctor.report import Finding, Report, Severity
 
 _RESET = "\x1b[0m"
@@ -432,8 +433,11 @@ def limiting_stage(measurements: Mapping[str, Any]) -> str | None:
 
 def _block(finding: Finding, color: bool) -> list[str]:
     """``path:line:col: PD102 [warning] name: message`` and, when there is one, its fix."""
+    tier = "" if finding.confidence == "high" else f", {finding.confidence} confidence"
     severity = _paint(
-        f"{finding.rule} [{finding.severity.label}]", _SEVERITY_COLOR[finding.severity], color
+        f"{finding.rule} [{finding.severity.label}{tier}]",
+        _SEVERITY_COLOR[finding.severity],
+        color,
     )
     message = _clean(finding.message)
     if label := gain_label(finding):
@@ -441,6 +445,8 @@ def _block(finding: Finding, color: bool) -> list[str]:
     name = f" {_clean(finding.name)}" if finding.name else ""
     head = f"{_paint(_where(finding), _BOLD, color)}: {severity}{name}: "
     block = [head + message.replace("\n", "\n  ")]
+    for fact in finding.assumed:  # why the finding is not high: what the code does not show
+        block.append(_paint(f"  assumed: {_clean(str(fact))}", _DIM, color))
     if finding.fix:
         fix = _clean(finding.fix).replace("\n", "\n  ")
         block.append(_paint(f"  fix: {fix}", _DIM, color))
@@ -460,10 +466,25 @@ def _where(finding: Finding) -> str:
 def summary_line(report: Report) -> str:
     """``Found 3 problems (1 error, 2 warnings) in 2 files.`` or ``No problems found ...``."""
     files = f" in {_plural(report.files_checked, 'file')}" if report.files_checked else ""
+    below = below_line(report)
     if not report.findings:
-        return f"No problems found{files}."
+        return f"No problems found{files}.{below}"
     counts = ", ".join(_plural(n, label) for label, n in report.counts().items() if n)
-    return f"Found {_plural(len(report.findings), 'problem')} ({counts}){files}."
+    return f"Found {_plural(len(report.findings), 'problem')} ({counts}){files}.{below}"
+
+
+def below_line(report: Report) -> str:
+    """`` 3 more at lower confidence (medium: 2, low: 1): --confidence low shows them.``"""
+    below = {tier: n for tier, n in report.below_confidence.items() if n}
+    if not below:
+        return ""
+    tiers = [t for t in CONFIDENCES if t in below]
+    counts = ", ".join(f"{tier}: {below[tier]}" for tier in tiers)
+    total = sum(below.values())
+    return (
+        f" {total} more at lower confidence ({counts}): "
+        f"`--confidence {tiers[-1]}` shows {'it' if total == 1 else 'them'}."
+    )
 
 
 def _plural(count: int, word: str) -> str:

@@ -211,20 +211,121 @@ _CHEAP = frozenset(
         "random_normal",
         "random_uniform",
         "truncated_normal",
+        "pad",
+        "slice",
+        "strided_slice",
+        "split",
+        "unstack",
+        "boolean_mask",
+        "broadcast_to",
+        "fill",
+        "gather_nd",
+        "squeeze",
+        "set_shape",
+        "cumsum",
+        "to_dense",
+        "reverse",
+        "clip_by_norm",
+        "l2_normalize",
+        "to_hash_bucket",
+        "to_hash_bucket_fast",
+        "to_hash_bucket_strong",
+        "length",
+        "zeros",
+        "ones",
+        "name_scope",
+        "FixedLenFeature",
+        "VarLenFeature",
+        "FixedLenSequenceFeature",
+        "SparseFeature",
+        "RaggedFeature",
+        "shape_n",
+        "rank",
+        "py_function_spec",
     ]
 )
+TF1_WORK = {
+    "decode_csv": "parses",
+    "decode_raw": "decodes",
+    "decode_base64": "decodes",
+    "decode_json_example": "parses",
+    "parse_single_example": "parses",
+    "parse_example": "parses",
+    "parse_single_sequence_example": "parses",
+    "parse_sequence_example": "parses",
+    "read_file": "reads files",
+    "string_split": "runs string ops",
+    "substr": "runs string ops",
+    "regex_replace": "runs string ops",
+}
+"""TensorFlow 1's top-level names of work that TensorFlow 2 keeps under ``tf.io`` and
+``tf.strings`` (``tf.decode_csv``, ``tf.parse_single_example``)."""
 CHEAP_LAYERS = frozenset({"Rescaling", "Normalization"})
 """Keras preprocessing layers that only scale or shift their input."""
 CHEAP_BUILTINS = frozenset(
-    {"int", "float", "bool", "str", "dict", "tuple", "list", "len", "zip", "range"}
+    {"int", "float", "bool", "str", "dict", "tuple", "list", "len", "zip", "range", "print"}
 )
 
 
 def is_cheap(name: str) -> bool:
     """Ops that pick, reshape, cast or do arithmetic: a ``map`` of only these is cheap."""
-    return (
-        is_elementwise(name) or name.startswith("tensorflow.") and name.rsplit(".", 1)[-1] in _CHEAP
-    )
+    if work_of(name) is not None:
+        return False  # ``tf.strings.split`` is string work, whatever ``tf.split`` is
+    short = name.rsplit(".", 1)[-1]
+    if name.startswith("keras.ops."):  # Keras 3's backend-neutral ops, as ``tf.*``'s
+        return short in _CHEAP or short in _ELEMENTWISE_MATH
+    return is_elementwise(name) or name.startswith("tensorflow.") and short in _CHEAP
+
+
+_STRING_STRUCTURE = frozenset(
+    {"to_hash_bucket", "to_hash_bucket_fast", "to_hash_bucket_strong", "length", "to_number"}
+)
+"""``tf.strings`` ops that do one small thing to one string: hashing a key is no real work."""
+_CHEAP_IMAGE = frozenset({"convert_image_dtype", "per_image_standardization", "rgb_to_grayscale"})
+"""``tf.image`` ops that are arithmetic on the pixels, as cheap on a batch as any cast."""
+WORK_LAYERS = {
+    "TextVectorization": "tokenises text",
+    "StringLookup": "looks strings up in a vocabulary",
+    "IntegerLookup": "looks integers up in a vocabulary",
+    "Hashing": "hashes strings",
+    "Resizing": "resizes images",
+    "CenterCrop": "crops images",
+    "Discretization": "buckets values",
+}
+"""Keras preprocessing layers that do real work per element (the random image layers are
+image work too: see ``random_layer``)."""
+
+
+def work_of(name: str) -> str | None:
+    """What real work per element a TensorFlow or Keras call does, in a few words; None for a
+    call that is cheap (``is_cheap``) or that this cost model does not know.
+
+    Decoding, parsing, file reads, image and signal ops, string ops, Python, tokenisers and
+    lookups are work; picking, reshaping, casting and arithmetic are not."""
+    short = name.rsplit(".", 1)[-1]
+    if is_decode(name):
+        return "decodes" if "decode" in short else ("resizes" if "resize" in short else "parses")
+    if name in PYTHON_CALLS:
+        return "runs Python"
+    if name in ("tensorflow.io.read_file", "tensorflow.io.gfile.GFile") or short == "read_file":
+        return "reads files"
+    if name.startswith("tensorflow.io.") and short.startswith(("parse_", "decode_")):
+        return "parses"
+    if name.startswith("tensorflow.image."):
+        return None if short in _CHEAP_IMAGE else "runs image ops"
+    if name.startswith(("tensorflow.signal.", "tensorflow.audio.")):
+        return "runs signal ops"
+    if name.startswith("tensorflow.strings."):
+        return None if short in _STRING_STRUCTURE else "runs string ops"
+    if name.startswith(("tensorflow_text.", "tensorflow.text.")):
+        return "tokenises text"
+    if name.startswith("tensorflow.lookup."):
+        return "looks values up"
+    if name.startswith("tensorflow.sparse.") and short not in ("to_dense", "reshape"):
+        return "runs sparse ops"
+    if name == f"tensorflow.{short}" and short in TF1_WORK:
+        return TF1_WORK[short]
+    return None
 
 
 def is_decode(name: str) -> bool:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePath
 
-from pipedoctor.pipeline import Pipeline, Stage, Stages
+from pipedoctor.pipeline import Pipeline, Stage, Stages, Uses
 from pipedoctor.static.values import Func, Obj, Seq, Stream, Value
 
 TRAINING_WORDS = frozenset(
@@ -295,6 +295,15 @@ class DataFlow:
         """The strategy that distributes a dataset, where one does."""
         self.feeds: list[tuple[PlaceKey, Value]] = []
         """(a ``from_generator`` source, a dataset its generator iterates)."""
+        self.hows: dict[PlaceKey, dict[str, str]] = {}
+        """Place → end → how the code first reached that end (``fit (line 40)``)."""
+        self.epochs: dict[PlaceKey, list[int | None]] = {}
+        """Place → the epochs of each training use (None: not a literal)."""
+        self.handled: dict[PlaceKey, str] = {}
+        """Place → a library that batches and prefetches the dataset it is handed."""
+        self.returned: dict[PlaceKey, tuple[str, bool]] = {}
+        """Place → (the function returning it to callers elsewhere, whether a parameter of
+        that function says training)."""
 
     def create(self, pipeline: Pipeline) -> None:
         self.key(pipeline)
@@ -309,12 +318,46 @@ class DataFlow:
         for pipeline in datasets_in(value):
             self.module_level.add(self.key(pipeline))
 
-    def use(self, value: Value, end: str) -> None:
-        """Record that ``value`` (a dataset, a stream over one, or a tuple of them) ends so."""
+    def use(
+        self,
+        value: Value,
+        end: str,
+        how: str = "",
+        epochs: int | None | bool = False,
+        handled_by: str = "",
+        returned_by: tuple[str, bool] | None = None,
+    ) -> None:
+        """Record that ``value`` (a dataset, a stream over one, or a tuple of them) ends so:
+        ``how`` says where (for the evidence a finding cites), ``epochs`` how many times a
+        training use reads it (None: not a literal; False: not said), ``handled_by`` a
+        library that batches and prefetches it itself."""
         for pipeline in datasets_in(value):
-            self.ends.setdefault(self.key(pipeline), set()).add(end)
+            key = self.key(pipeline)
+            self.ends.setdefault(key, set()).add(end)
+            if how:
+                self.hows.setdefault(key, {}).setdefault(end, how)
+            if epochs is not False:
+                self.epochs.setdefault(key, []).append(epochs)  # type: ignore[arg-type]
+            if handled_by:
+                self.handled[key] = handled_by
+            if returned_by is not None:
+                self.returned.setdefault(key, returned_by)
         if isinstance(value, Stream) and value.strategy is not None:
             self.distributed[self.key(value.pipeline)] = value.strategy
+
+    def uses_of(self, key: PlaceKey) -> Uses:
+        """What the code was seen to do with the dataset at ``key``, for the evidence."""
+        hows = self.hows.get(key, {})
+        counts = self.epochs.get(key, [])
+        known = [n for n in counts if n is not None]
+        return Uses(
+            how=tuple(sorted(hows.items())),
+            epochs=max(known) if known and len(known) == len(counts) else None,
+            one_epoch=bool(counts) and all(n == 1 for n in counts),
+            handled_by=self.handled.get(key, ""),
+            returned_by=self.returned.get(key, ("", False))[0],
+            training_flag=self.returned.get(key, ("", False))[1],
+        )
 
     def strategy_of(self, pipeline: Pipeline) -> Obj | None:
         return self.distributed.get(self.key(pipeline))
@@ -331,7 +374,8 @@ class DataFlow:
             for key, ends in list(self.ends.items()):
                 if self.places.within(key, source):
                     for end in ends:
-                        self.use(fed, end)
+                        how = self.hows.get(key, {}).get(end, "")
+                        self.use(fed, end, f"feeds a generator that {how}" if how else "")
 
     def judged(self) -> list[Pipeline]:
         """Every pipeline the code uses, with its ends, plus the unused leaves a module
@@ -350,6 +394,9 @@ class DataFlow:
                 if not (self.exports_module_names and key in self.module_level):
                     continue  # built and never used
                 ends = {"unknown"}
+                self.hows.setdefault(key, {}).setdefault(
+                    "unknown", "bound at the top of a module other modules may import"
+                )
             if is_synthetic_source(pipeline):
                 continue
             identity = (
@@ -359,7 +406,7 @@ class DataFlow:
             if identity in seen:
                 continue
             seen.add(identity)
-            judged.append(pipeline.with_ends(frozenset(ends)))
+            judged.append(pipeline.with_ends(frozenset(ends), self.uses_of(key)))
         return judged
 
     def extended(self) -> set[PlaceKey]:

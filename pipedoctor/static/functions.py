@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 DICT_METHODS = frozenset({"get", "items", "keys", "values", "pop", "copy", "update", "setdefault"})
 """Methods of the element's dict of features: structure, no work per element."""
+TENSOR_METHODS = frozenset({"set_shape", "get_shape", "shape", "astype", "__getitem__"})
+"""Methods of a tensor that only say or change its shape or type."""
 
 
 class FunctionInspector:
@@ -58,20 +60,22 @@ class FunctionInspector:
                 frame.vars[arg.arg] = value
         body: list[ast.AST] = [node.body] if isinstance(node, ast.Lambda) else list(node.body)
         calls: set[str] = set()
+        work: dict[str, None] = {}
+        unseen: dict[str, None] = {}
         merged = FunctionFacts(elementwise=self.elementwise(node))
         decodes = random = augments = python = False
-        cheap = True
         reader = None
         for stmt in body:
             for sub in ast.walk(stmt):
                 if isinstance(sub, ast.While) or (
                     isinstance(sub, (ast.For, ast.comprehension)) and not self.unrolled(sub.iter)
                 ):
-                    cheap = False
+                    work["loops over its input"] = None
                 if not isinstance(sub, ast.Call):
                     continue
                 callee = self.interpreter.eval(sub.func, frame)
-                cheap &= self.cheap_call(sub, callee)
+                for found in self.cost(sub, callee):
+                    (work if found[0] else unseen)[found[1]] = None
                 if isinstance(callee, Ref):
                     name = callee.name
                     calls.add(name)
@@ -88,16 +92,17 @@ class FunctionInspector:
                         augments |= api.is_image_augmentation(name)
                     if api.SOURCES.get(name) in api.RECORD_READER_NAMES:
                         reader = api.SOURCES[name]
+                        work[f"reads files (`{name.rsplit('.', 1)[-1]}`)"] = None
                 elif isinstance(callee, Obj) and callee.kind in ("layer", "model"):
                     if callee.get("random"):
                         random = True
                         augments |= bool(callee.get("augments", True))
                 elif isinstance(callee, Func):
                     if self.depth >= self.MAX_NESTING or callee.node is node:
-                        cheap = False
                         continue
                     inner = FunctionInspector(self.interpreter, callee, self.depth + 1).facts()
-                    cheap &= inner.cheap
+                    work.update(dict.fromkeys(inner.work))
+                    unseen.update(dict.fromkeys(inner.unseen))
                     calls |= inner.calls
                     decodes |= inner.decodes
                     random |= inner.random
@@ -112,8 +117,47 @@ class FunctionInspector:
             python=python,
             reader=reader,
             calls=frozenset(calls),
-            cheap=cheap,
+            cheap=not work and not unseen,
+            work=tuple(work),
+            unseen=tuple(unseen),
         )
+
+    def cost(self, call: ast.Call, callee: Value) -> list[tuple[bool, str]]:
+        """What one call in a mapped function costs, as (real work?, what it is): nothing for
+        a cheap call, ``(True, "decodes (`decode_jpeg`)")`` for work the cost model knows,
+        ``(False, "`preprocess`")`` for a call whose cost it cannot see."""
+        if isinstance(callee, Ref):
+            short = callee.name.rsplit(".", 1)[-1]
+            kind = api.work_of(callee.name)
+            if kind is not None:
+                return [(True, f"{kind} (`{short}`)")]
+            if api.is_cheap(callee.name) or api.is_random(callee.name):
+                return []
+            if api.SOURCES.get(callee.name) in api.RECORD_READER_NAMES:
+                return []  # counted as a reader where the caller looks at it
+            return [(False, f"`{callee.name}`")]
+        if isinstance(callee, Obj) and callee.kind == "layer":
+            if callee.name in api.CHEAP_LAYERS:
+                return []
+            if callee.name in api.WORK_LAYERS:
+                return [(True, f"{api.WORK_LAYERS[callee.name]} (`{callee.name}`)")]
+            if callee.get("random"):
+                return [(True, f"augments images (`{callee.name}`)")]
+            return [(False, f"layer `{callee.name}`")]
+        if isinstance(callee, Obj) and callee.kind == "model":
+            return [(True, "runs a model")]
+        if isinstance(callee, Func):
+            if self.depth >= self.MAX_NESTING or callee.node is self.func.node:
+                return [(False, f"`{getattr(callee.node, 'name', 'lambda')}` (nested too deep)")]
+            return []  # judged from its own facts
+        if isinstance(callee, Method):
+            if callee.name in DICT_METHODS or callee.name in TENSOR_METHODS:
+                return []
+            return [(False, f"`.{callee.name}()`")]
+        name = dotted_name(call.func)
+        if isinstance(callee, Unknown) and name in api.CHEAP_BUILTINS:
+            return []
+        return [(False, f"`{name}`" if name else "a call it cannot follow")]
 
     @staticmethod
     def unrolled(iterated: ast.expr) -> bool:
@@ -130,18 +174,6 @@ class FunctionInspector:
             wraps = func.id in ("list", "sorted", "enumerate", "tuple") and iterated.args
             return bool(wraps) and FunctionInspector.unrolled(iterated.args[0])
         return isinstance(func, ast.Attribute) and func.attr in ("keys", "items", "values")
-
-    def cheap_call(self, call: ast.Call, callee: Value) -> bool:
-        """Whether one call in a mapped function is too little work to count."""
-        if isinstance(callee, Ref):
-            return api.is_cheap(callee.name)
-        if isinstance(callee, Obj) and callee.kind == "layer":
-            return callee.name in api.CHEAP_LAYERS
-        if isinstance(callee, Func):
-            return True  # judged from its own facts, where it is inspected
-        if isinstance(callee, Method) and callee.name in DICT_METHODS:
-            return True  # a dict lookup or rearrangement on the element's structure
-        return isinstance(callee, Unknown) and dotted_name(call.func) in api.CHEAP_BUILTINS
 
     def constant_seed(self, call: ast.Call) -> bool:
         seed = next((kw.value for kw in call.keywords if kw.arg == "seed"), None)

@@ -122,11 +122,13 @@ class ModuleInterpreter(DatasetUses):
         """id(batch stage) → index of its ``batch`` fact."""
         self.stage_options: dict[int, int] = {}
         """id(with_options stage) → identity of the ``tf.data.Options`` it applies."""
-        self.discarded: list[Stage] = []
+        self.discarded: list[Pipeline] = []
         self.generator_feeds: dict[ast.AST, list[Value]] = {}
         """Generator function → the datasets its loops iterate to yield elements."""
         self.loops: list[flow.Vocabulary] = []
         """Words of the bodies of the loops the code is in, innermost last."""
+        self.loop_counts: list[int | None] = []
+        """How many times each of those loops runs, where the code writes it."""
         self.ids = itertools.count(1)
         self._function_words: dict[FunctionNode, set[str]] | None = None
         self.steps = 0
@@ -194,7 +196,20 @@ class ModuleInterpreter(DatasetUses):
                 self.reach.exported(pipeline.last.location, batches, strategy)
         self.reach.finish(unentered_strategy_lines(self.tree))
         self.mark_applied_options(pipelines)
-        return Analysis(self.path, pipelines, self.training, self.discarded)
+        discarded = [self.discarded_ends(p, pipelines) for p in self.discarded]
+        return Analysis(self.path, pipelines, self.training, discarded)
+
+    def discarded_ends(self, thrown: Pipeline, pipelines: list[Pipeline]) -> Pipeline:
+        """A thrown-away transformation, with the ends of the dataset it was meant to change:
+        those of every pipeline that carries on from the dataset it was applied to."""
+        receiver = self.flow.key(Pipeline(thrown.stages[:-1]))
+        ends: set[str] = set()
+        uses = None
+        for pipeline in pipelines:
+            if self.flow.places.within(self.flow.key(pipeline), receiver):
+                ends |= pipeline.ends
+                uses = uses or pipeline.uses
+        return thrown.with_ends(frozenset(ends or {"unknown"}), uses)
 
     def scan_metrics(self) -> None:
         """Metric classes whose ``update_state`` mutates plain Python attributes (PD206)."""
@@ -440,15 +455,19 @@ class ModuleInterpreter(DatasetUses):
                 return  # a made-up branch's result is not the function's
             if self.standalone is not None and self.stack == [self.standalone]:
                 # returned to callers the module does not show; a TFDS builder writes it out
-                writes = getattr(self.standalone, "name", "") in TFDS_WRITERS
-                self.flow.use(value, "export" if writes else "unknown")
+                name = getattr(self.standalone, "name", "")
+                writes = name in TFDS_WRITERS
+                how = f"returned from `{name}`, which nothing in this file calls"
+                flag = training_flag(self.standalone)
+                end = "export" if writes else "unknown"
+                self.flow.use(value, end, how, returned_by=(name, flag))
             frame.returns.append(value)
         elif isinstance(stmt, ast.If):
             self.exec_if(stmt, frame)
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             iterated = self.eval(stmt.iter, frame)
             self.bind(stmt.target, OPAQUE, frame)
-            self.exec_loop(stmt.body, frame, iterated, stmt)
+            self.exec_loop(stmt.body, frame, iterated, stmt, self.range_count(stmt.iter, frame))
             self.exec_block(stmt.orelse, frame)
         elif isinstance(stmt, ast.While):
             self.eval(stmt.test, frame)
@@ -487,6 +506,23 @@ class ModuleInterpreter(DatasetUses):
             for case in stmt.cases:
                 self.exec_block(case.body, frame)
 
+    def range_count(self, iterated: ast.expr, frame: Frame) -> int | None:
+        """``range(3)`` or ``range(1, EPOCHS + 1)`` with literal bounds: how many times the
+        loop runs; None for anything else."""
+        if not (
+            isinstance(iterated, ast.Call)
+            and isinstance(iterated.func, ast.Name)
+            and iterated.func.id in ("range", "trange")
+            and 1 <= len(iterated.args) <= 2
+        ):
+            return None
+        bounds = [self.eval(a, frame) for a in iterated.args]
+        if not all(isinstance(b, Const) and isinstance(b.value, int) for b in bounds):
+            return None
+        values = [b.value for b in bounds]  # type: ignore[union-attr]
+        start, stop = (0, values[0]) if len(values) == 1 else values
+        return max(stop - start, 0)
+
     def exec_if(self, stmt: ast.If, frame: Frame) -> None:
         """Both branches run; a name either one binds keeps the first branch's dataset, so
         the main path wins over an ``else`` fallback, and a branch that builds made-up input
@@ -503,10 +539,15 @@ class ModuleInterpreter(DatasetUses):
         after_body = frame.vars
         frame.vars = dict(before)
         self.exec_branch(stmt.orelse, frame, fake == "orelse")
+        replica_test = mentions_replicas(stmt.test)
         for name, value in after_body.items():
             if before.get(name) is value:
                 continue  # the first branch left it alone
             other = frame.vars.get(name)
+            if isinstance(value, Const) and other is not None and other != value:
+                # a value each branch sets its own way: sized for the replicas when the test
+                # is about them (``if num_replicas > 1:``), else one of several constants
+                value = REPLICAS if replica_test else replace(value, varies=True)
             if isinstance(value, Pipeline) or not isinstance(other, Pipeline):
                 frame.vars[name] = value
 
@@ -684,6 +725,11 @@ class ModuleInterpreter(DatasetUses):
                 return base.items[index.value]
         if isinstance(base, Pipeline) and base.source.op == "tfds.load" and len(base.stages) == 1:
             return base  # ``tfds.load(name)`` without a split: a dict of splits
+        if isinstance(base, Obj) and base.kind == "array":
+            # ``x[..., None]`` keeps the examples; ``x[:100]`` may not: the count is unknown
+            kept = isinstance(node.slice, ast.Tuple) or isinstance(index, Const)
+            data = tuple((k, v) for k, v in base.data if k != "rows" or kept)
+            return Obj("array", base.name, data)
         return OPAQUE
 
     def eval_named(self, node: ast.NamedExpr, frame: Frame) -> Value:
@@ -718,6 +764,8 @@ class ModuleInterpreter(DatasetUses):
             return self.ref(canonical(f"{base.name}.{attr}"))
         if isinstance(base, Obj) and base.kind == "strategy" and attr == "num_replicas_in_sync":
             return REPLICAS
+        if isinstance(base, Obj) and base.kind == "array" and attr in ARRAY_VIEWS:
+            return base  # ``iris.data``, ``frame.values``, ``x.T``: the same examples
         if isinstance(base, Instance):
             if attr in base.cls.attrs:
                 return base.cls.attrs[attr]
@@ -733,7 +781,13 @@ class ModuleInterpreter(DatasetUses):
     @staticmethod
     def binop(op: ast.operator, left: Value, right: Value) -> Value:
         if isinstance(left, Const) and isinstance(right, Const):
-            return fold(op, left.value, right.value)
+            folded = fold(op, left.value, right.value)
+            if isinstance(folded, Const) and (left.varies or right.varies):
+                return replace(folded, varies=True)
+            return folded
+        for this, other in ((left, right), (right, left)):
+            if isinstance(this, Obj) and this.kind == "array" and isinstance(other, (Const, Obj)):
+                return this  # ``x_train / 255.0``: the same examples
         for this, other in ((left, right), (right, left)):
             if isinstance(this, Unknown) and this.replicas:
                 factor = None
@@ -911,9 +965,14 @@ class ModuleInterpreter(DatasetUses):
             if name in ("get_next", "__next__", "get_next_as_optional"):
                 self.pulled(node, receiver)
             return OPAQUE
+        if isinstance(receiver, Obj) and receiver.kind == "array" and name in ARRAY_METHODS:
+            return receiver  # ``x.astype("float32")``, ``x.reshape(-1, 28, 28, 1)``
         if name == "as_dataset" and receiver is not None:
             # ``tfds.builder(name).as_dataset(split=...)``, a replay buffer's ``as_dataset()``:
             # a tf.data dataset, as ``tfds.load`` gives
+            called = (dotted_name(node.func) or "").lower()
+            if "buffer" in called or "replay" in called:
+                kwargs = {**kwargs, "origin": Const("replay:buffer")}
             return self.source(node, "tfds.load", [], {"split": OPAQUE, **kwargs})
         input_fn = kwargs.get("input_fn", args[0] if args else None)
         if name in ("train", "evaluate", "predict") and isinstance(input_fn, Func):
@@ -983,8 +1042,15 @@ class ModuleInterpreter(DatasetUses):
         value = size.value if isinstance(size, Const) and isinstance(size.value, int) else None
         replicas = isinstance(size, Unknown) and size.replicas
         per_replica = size.per_replica if isinstance(size, Unknown) else None
+        varies = isinstance(size, Const) and size.varies
         return self.fact(
-            "batch", node, value=value, replicas=replicas, per_replica=per_replica, where=where
+            "batch",
+            node,
+            value=value,
+            replicas=replicas,
+            per_replica=per_replica,
+            where=where,
+            varies=varies,
         )
 
     # ----------------------------------------------------------------------------- tf.data
@@ -1046,8 +1112,10 @@ class ModuleInterpreter(DatasetUses):
         return {name: self.to_param(name, value) for name, value in params.items()}
 
     def to_param(self, name: str, value: Value) -> Any:
-        if name in ("filenames", "file_pattern"):
+        if name == "filenames":
             return self.files(value)
+        if name == "file_pattern":
+            return self.pattern_files(value)
         if isinstance(value, Autotune):
             return AUTOTUNE
         if isinstance(value, Const) and isinstance(
@@ -1058,24 +1126,41 @@ class ModuleInterpreter(DatasetUses):
             return value.name
         return UNKNOWN
 
-    @staticmethod
-    def files(value: Value, node: ast.expr | None = None) -> Files:
+    def files(self, value: Value, node: ast.expr | None = None) -> Files:
+        """What a reader is given to read, and how the code shows how many files that is."""
         if isinstance(value, Const) and isinstance(value.value, str):
             return Files(1, literal=True)
         if isinstance(value, Seq):
             literal = all(isinstance(i, Const) and isinstance(i.value, str) for i in value.items)
             return Files(len(value.items), literal=literal)
+        if isinstance(value, Obj) and value.kind == "files":
+            return Files(None, how=value.get("how", ""))
+        if isinstance(value, Pipeline):
+            return Files(None, how="dataset")
         if node is not None and _string_expression(node):
             return Files(1)  # a path built from strings: readers do not glob, so one file
-        if (
-            isinstance(value, Pipeline)
-            or node is None
-            or not isinstance(node, (ast.Name, ast.Attribute))
-        ):
-            return Files(None)  # a dataset of names, a glob, a comprehension: several
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            counts = [self.range_count(g.iter, self.module) for g in node.generators]
+            several = all(c is not None and c > 1 for c in counts)
+            return Files(None, how="shards" if several else "")
+        if node is None or not isinstance(node, (ast.Name, ast.Attribute)):
+            return Files(None)  # a comprehension or call the analysis cannot follow: several
         name = (node.id if isinstance(node, ast.Name) else node.attr).lower()
         plural = name.endswith("s") or any(w in name for w in ("files", "pattern", "glob", "list"))
-        return Files(None) if plural else Files(1)
+        return Files(None, how="name") if plural else Files(1)
+
+    @staticmethod
+    def pattern_files(value: Value) -> Files:
+        """``list_files(pattern)``, ``make_csv_dataset(pattern)``: a pattern with a wildcard
+        names several files, one without names one."""
+        if isinstance(value, Const) and isinstance(value.value, str):
+            wild = has_wildcard(value.value)
+            return Files(None, literal=True, how="glob") if wild else Files(1, literal=True)
+        if isinstance(value, Seq):
+            return Files(len(value.items), literal=True)
+        if isinstance(value, Obj) and value.kind == "files":
+            return Files(None, how=value.get("how", ""))
+        return Files(None)
 
     @staticmethod
     def literal_count(value: Value) -> int | None:
@@ -1088,6 +1173,14 @@ class ModuleInterpreter(DatasetUses):
         if isinstance(value, Obj) and value.kind == "array":
             return value.get("rows")
         return None
+
+    def arrays_read(self, function: Func) -> Iterator[Value]:
+        """The arrays a generator function reads from the names around it (``x_train[i]``)."""
+        for node in ast.walk(function.node):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                value = function.closure.lookup(node.id)
+                if isinstance(value, Obj) and value.kind == "array":
+                    yield value
 
     def dataset_inputs(self, args: list[Value]) -> Iterator[Pipeline]:
         for value in args:
@@ -1102,7 +1195,14 @@ class ModuleInterpreter(DatasetUses):
         if op == "from_generator":
             generator = args[0] if args else kwargs.get("generator", OPAQUE)
             waits = isinstance(generator, Func) and only_waits(generator.node)
-            fn = FunctionFacts(known=True, python=not waits)
+            if isinstance(generator, Func):
+                read = FunctionInspector(self, generator).facts()  # what it runs, not a map
+                fn = replace(read, python=not waits, random=False, augments_images=False)
+                origin = data_origin(Seq(tuple(self.arrays_read(generator))), None)
+                if origin:
+                    params["origin"] = Const(origin)
+            else:
+                fn = FunctionFacts(known=False, python=not waits)
         inputs: tuple[Pipeline, ...] = ()
         if op in ("zip", "sample_from_datasets", "choose_from_datasets"):
             inputs = tuple(self.dataset_inputs(args + list(kwargs.values())))
@@ -1114,10 +1214,17 @@ class ModuleInterpreter(DatasetUses):
                 else next((k.value for k in node.keywords if k.arg == "filenames"), None)
             )
             converted["filenames"] = self.files(params["filenames"], syntax)
+        listed = converted.get("file_pattern")
+        if op == "list_files" and isinstance(listed, Files) and listed.count is None:
+            converted["file_pattern"] = replace(listed, how=listed.how or "list_files")
         if op == "from_tensor_slices" and args:
             count = self.literal_count(args[0])
             if count is not None:
                 converted["elements"] = count
+        if op in ("from_tensor_slices", "from_tensors") and args:
+            origin = data_origin(args[0], node.args[0] if node.args else None)
+            if origin:
+                converted["origin"] = origin
         stage = Stage(op, converted, fn, inputs, self.location(node))
         pipeline = self.new_pipeline(Pipeline((stage,)))
         if op == "from_generator":
@@ -1164,8 +1271,33 @@ class ModuleInterpreter(DatasetUses):
         if name.startswith("tensorflow_decision_forests.keras.") and short.endswith("Model"):
             return Obj("model", short, (("one_pass", True), ("id", next(self.ids))))
         rows = array_rows(name, args, kwargs)
-        if rows is not None:
-            return Obj("array", short, (("rows", rows),))
+        if rows is not None or name in ARRAY_MAKERS:
+            generated = "random" in name or short in ("arange", "linspace")
+            origin = f"made-up:{short}" if generated else ""  # zeros: a buffer filled later
+            return Obj("array", short, (("rows", rows), ("origin", origin)))
+        known = known_data(name, args, kwargs)
+        if known is not None:
+            return known
+        if name in ARRAY_KEEPERS and args and isinstance(args[0], Obj) and args[0].kind == "array":
+            return args[0]  # ``tf.convert_to_tensor(x)``, ``np.expand_dims(x, -1)``
+        if name in FILE_LISTERS:
+            written = node.args[0] if node.args else None  # ``data_dir + "/train-*"`` too
+            wild = written is not None and any(
+                isinstance(n, ast.Constant) and isinstance(n.value, str) and has_wildcard(n.value)
+                for n in ast.walk(written)
+            )
+            listing = name.endswith("listdir")
+            return Obj("files", short, (("how", "glob" if wild or listing else ""),))
+        if name.startswith(("keras_hub.models.", "keras_nlp.models.")) and any(
+            part[:1].isupper() for part in name.split(".")
+        ):
+            if isinstance(kwargs.get("preprocessor"), Const):  # ``preprocessor=None``
+                return Obj("model", short, (("id", next(self.ids)),))
+            task = name.split(".")[2] if name.count(".") >= 2 else short
+            prepared = ("preprocesses", f"KerasHub's `{task}`")
+            model = Obj("model", task, (prepared, ("id", next(self.ids))))
+            self.reach.model_created(model, self.fact("model", node, name=task))
+            return model
         if short == "ClusterCoordinator":
             strategy = kwargs.get("strategy", args[0] if args else OPAQUE)
             return Obj("coordinator", short, (("strategy", strategy),))
@@ -1226,7 +1358,10 @@ class ModuleInterpreter(DatasetUses):
         else:
             kind, warmup = "unknown", False
         value = lr.value if isinstance(lr, Const) else None
-        return self.fact("optimizer", node, name=name, lr=kind, value=value, warmup=warmup)
+        varies = isinstance(lr, Const) and lr.varies
+        return self.fact(
+            "optimizer", node, name=name, lr=kind, value=value, warmup=warmup, varies=varies
+        )
 
     def layer(self, node: ast.Call, name: str, kwargs: dict[str, Value]) -> Value:
         random, augments = api.random_layer(name)
@@ -1265,20 +1400,57 @@ class ModuleInterpreter(DatasetUses):
         if isinstance(value, Ref):
             name = value.name
             reader = api.SOURCES.get(name)
+            reads = reader if reader in api.RECORD_READER_NAMES else None
+            kind = api.work_of(name) or (f"reads files (`{reads}`)" if reads else None)
+            cheap = api.is_cheap(name)
             return FunctionFacts(
-                reader=reader if reader in api.RECORD_READER_NAMES else None,
+                reader=reads,
                 decodes=api.is_decode(name),
                 random=api.is_random(name),
                 augments_images=api.is_image_augmentation(name),
                 python=name in api.PYTHON_CALLS,
                 elementwise=api.is_elementwise(name),
                 calls=frozenset({name}),
-                cheap=api.is_cheap(name),
+                cheap=cheap,
+                work=(kind,) if kind else (),
+                unseen=() if kind or cheap else (f"`{name}`",),
             )
         if isinstance(value, Obj) and value.kind in ("layer", "model"):
             random = bool(value.get("random"))
             return FunctionFacts(random=random, augments_images=random)
         return FunctionFacts(known=False)
+
+
+TRAINING_FLAGS = frozenset({"is_training", "training", "train", "is_train", "mode", "train_mode"})
+"""Parameters of a dataset factory that choose the training path (``input_fn(is_training)``,
+an Estimator's ``mode``)."""
+
+
+REPLICA_WORDS = ("replica", "tpu", "gpu", "device", "worker", "strategy", "distribut")
+"""Words of an ``if`` test about the devices a job runs on."""
+
+
+def mentions_replicas(test: ast.expr) -> bool:
+    """Whether an ``if`` test is about the devices or replicas (``if use_tpu:``,
+    ``if strategy.num_replicas_in_sync > 1:``)."""
+    for node in ast.walk(test):
+        word = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
+        if isinstance(word, str) and any(w in word.lower() for w in REPLICA_WORDS):
+            return True
+    return False
+
+
+def has_wildcard(pattern: str) -> bool:
+    return any(c in pattern for c in "*?[")
+
+
+def training_flag(function: ast.AST) -> bool:
+    """Whether a function takes a parameter that says training."""
+    spec = getattr(function, "args", None)
+    if spec is None:
+        return False
+    names = [a.arg for a in spec.posonlyargs + spec.args + spec.kwonlyargs]
+    return any(name in TRAINING_FLAGS for name in names)
 
 
 def analyze_module(tree: ast.Module, path: str, text: str | None = None) -> Analysis:
@@ -1409,6 +1581,130 @@ def unentered_strategy_lines(tree: ast.Module) -> set[int]:
     return {line for name, line in created.items() if name not in used}
 
 
+FILE_LISTERS = frozenset(
+    {"glob.glob", "glob.iglob", "tensorflow.io.gfile.glob", "tensorflow.io.gfile.listdir"}
+)
+"""Calls that list files: several, when their pattern has a wildcard (or a folder is listed)."""
+ARRAY_VIEWS = frozenset({"data", "target", "values", "T", "images", "labels"})
+"""Attributes of a data set or array that hold its examples."""
+ARRAY_METHODS = frozenset(
+    {"astype", "reshape", "to_numpy", "copy", "squeeze", "transpose", "flatten", "ravel"}
+)
+"""Array methods that keep the examples they are called on."""
+KERAS_DATASETS = {
+    "mnist": 60_000,
+    "fashion_mnist": 60_000,
+    "cifar10": 50_000,
+    "cifar100": 50_000,
+    "imdb": 25_000,
+    "reuters": 8_982,
+    "boston_housing": 404,
+    "california_housing": 16_512,
+}
+"""``keras.datasets.<name>.load_data()``: its training examples."""
+SKLEARN_TOYS = frozenset(
+    {
+        "load_iris",
+        "load_wine",
+        "load_breast_cancer",
+        "load_diabetes",
+        "load_digits",
+        "load_linnerud",
+        "load_boston",
+        "make_moons",
+        "make_circles",
+        "make_blobs",
+        "make_classification",
+        "make_regression",
+    }
+)
+"""scikit-learn's bundled toy data sets and generators of made-up data."""
+
+
+ARRAY_KEEPERS = frozenset(
+    {
+        "tensorflow.convert_to_tensor",
+        "tensorflow.cast",
+        "tensorflow.constant",
+        "tensorflow.reshape",
+        "tensorflow.expand_dims",
+        "tensorflow.one_hot",
+        "numpy.array",
+        "numpy.asarray",
+        "numpy.expand_dims",
+        "numpy.reshape",
+        "numpy.float32",
+        "numpy.squeeze",
+        "keras.utils.to_categorical",
+        "keras.utils.pad_sequences",
+        "keras.preprocessing.sequence.pad_sequences",
+    }
+)
+"""Calls that give back the examples of the array they are handed, converted or reshaped."""
+FILE_READERS = frozenset(
+    {"pandas.read_csv", "pandas.read_parquet", "pandas.read_json", "pandas.read_table"}
+    | {"pandas.read_pickle", "pandas.read_excel", "numpy.load", "numpy.loadtxt"}
+    | {"numpy.genfromtxt"}
+)
+"""Calls that load arrays from a file: real data, unless the file's name is a toy's."""
+
+
+def known_data(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
+    """A data set a library call loads, as arrays that say where they come from: Keras's
+    ``load_data()`` (train and test pairs), scikit-learn's toys, a file read with pandas or
+    NumPy (a toy when its name says so: ``iris.csv``); None for other calls."""
+    parts = name.split(".")
+    if name in FILE_READERS:
+        given = kwargs.get("filepath_or_buffer", args[0] if args else OPAQUE)
+        path = given.value if isinstance(given, Const) and isinstance(given.value, str) else ""
+        stem = re.split(r"[/\\.]", path.lower())
+        toy = next((w for w in stem if any(t in w for t in TOY_FILE_WORDS)), None)
+        origin = f"toy:{toy}" if toy else f"file:{path.rsplit('/', 1)[-1] or 'a file'}"
+        return Obj("array", parts[-1], (("rows", None), ("origin", origin)))
+    if len(parts) == 4 and parts[:2] == ["keras", "datasets"] and parts[3] == "load_data":
+        rows = KERAS_DATASETS.get(parts[2])
+        kind = "toy" if rows is not None and rows <= 1000 else "dataset"
+        origin = ("origin", f"{kind}:{parts[2]}")
+        train = Obj("array", parts[2], (("rows", rows), origin))
+        test = Obj("array", parts[2], (("rows", None), origin))
+        return Seq((Seq((train, train)), Seq((test, test))))
+    if name.startswith("sklearn.datasets.") and parts[-1] in SKLEARN_TOYS:
+        kind = "made-up" if parts[-1].startswith("make_") else "toy"
+        array = Obj("array", parts[-1], (("rows", None), ("origin", f"{kind}:{parts[-1]}")))
+        return Seq((array, array))  # ``X, y = load_iris(return_X_y=True)``, or ``.data``
+    return None
+
+
+def data_origin(value: Value, node: ast.expr | None) -> str:
+    """Where the arrays a dataset is sliced from come from: ``dataset:mnist``, ``toy:iris``,
+    ``made-up:...`` (random or generated arrays, or names that say so), or "" (not seen)."""
+    origins: list[str] = []
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, Seq):
+            pending.extend(item.items)
+        elif isinstance(item, Obj) and item.kind == "array" and item.get("origin"):
+            origins.append(item.get("origin"))
+    for real in ("dataset:", "file:"):
+        if any(o.startswith(real) for o in origins):
+            return next(o for o in origins if o.startswith(real))
+    if origins:
+        return origins[0]
+    if node is not None:
+        for sub in ast.walk(node):
+            name = sub.id if isinstance(sub, ast.Name) else getattr(sub, "attr", None)
+            if isinstance(name, str) and flow.words(name) & MADE_UP_NAMES:
+                return f"made-up:{name}"
+    return ""
+
+
+TOY_FILE_WORDS = ("iris", "penguin", "titanic", "boston", "auto-mpg", "auto_mpg", "heart")
+"""Words in a data file's name that say it is one of the small sets lessons use."""
+MADE_UP_NAMES = frozenset({"fake", "synthetic", "dummy", "random", "toy", "noise"})
+"""Words in the name of arrays a dataset is sliced from that say they are made up."""
+
+
 ARRAY_MAKERS = {
     # canonical name: (the positional index of the shape or row count, its keyword)
     "numpy.zeros": (0, "shape"),
@@ -1427,6 +1723,8 @@ ARRAY_MAKERS = {
     "tensorflow.ones": (0, "shape"),
     "tensorflow.random.uniform": (0, "shape"),
     "tensorflow.random.normal": (0, "shape"),
+    "numpy.random.choice": (1, "size"),
+    "numpy.random.random_sample": (0, "size"),
 }
 """Array constructors whose first dimension a literal gives: the examples of made-up data."""
 

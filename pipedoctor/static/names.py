@@ -21,6 +21,13 @@ TRACKED_ROOTS = frozenset(
     }
 )
 """Top-level packages whose names the analysis follows; anything else stays opaque."""
+HELPER_ROOTS = frozenset(
+    {"glob", "sklearn", "keras_hub", "keras_nlp", "tensorflow_text", "pandas"}
+)
+"""Packages whose names are resolved too, for what they tell about a pipeline (files a glob
+lists, a toy data set, a library that prepares its own input, a tokeniser), though a module
+naming only them has nothing for the rules."""
+RESOLVED_ROOTS = TRACKED_ROOTS | HELPER_ROOTS
 
 _PREFIX_REWRITES: tuple[tuple[str, str], ...] = (
     ("tensorflow.compat.v1.", "tensorflow."),
@@ -83,14 +90,14 @@ def import_table(tree: ast.Module) -> dict[str, str]:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 root = alias.name.split(".")[0]
-                if root not in TRACKED_ROOTS:
+                if root not in RESOLVED_ROOTS:
                     continue
                 if alias.asname:
                     table[alias.asname] = canonical(alias.name)
                 else:
                     table[root] = root
         elif isinstance(node, ast.ImportFrom):
-            if not node.module or node.level or node.module.split(".")[0] not in TRACKED_ROOTS:
+            if not node.module or node.level or node.module.split(".")[0] not in RESOLVED_ROOTS:
                 continue
             for alias in node.names:
                 if alias.name != "*":

@@ -53,6 +53,12 @@ _AUTOMAGIC = re.compile(
     r"(\s+(?=\S)(?!=[^=]|[(,\[:]|\.[A-Za-z_])|\s*$)"
 )
 """IPython commands usable without ``%`` (automagic), when the line is no Python statement."""
+EXERCISE = re.compile(
+    r"your code|start code here|fill in|fill me|replace (?:this|none)|<your|_{3,}|\btodo\b",
+    re.IGNORECASE,
+)
+"""What a lesson's exercise blank says (``x = # YOUR CODE HERE``, ``None  # TODO``): a cell
+left for the student to complete is not meant to run as written."""
 _HELP = re.compile(r"^\s*\?\??[\w.]+\s*$|^\s*[\w.()\[\]]+\?\??\s*$")
 
 
@@ -91,6 +97,8 @@ class NotebookSource:
     of its own: course notebooks often hold their real trainer there."""
     name: str = ""
     """For a written file: the name the cell writes it to."""
+    exercises: frozenset[int] = frozenset()
+    """Cells among the broken ones that hold an exercise blank."""
 
     def place(self, line: int) -> CellPlace | None:
         """The cell and cell line of the module's 1-based ``line``."""
@@ -115,6 +123,7 @@ def read_notebook(text: str) -> NotebookSource | None:
     places: list[CellPlace] = []
     broken: list[tuple[CellPlace, str, int | None]] = []
     modules: list[NotebookSource] = []
+    exercises: set[int] = set()
     for number, cell in enumerate(cells, start=1):
         problem = _malformed(cell)
         if problem is not None:
@@ -138,6 +147,8 @@ def read_notebook(text: str) -> NotebookSource | None:
         if error is not None:
             message, line, column = error
             broken.append((CellPlace(number, line), message, column))
+            if EXERCISE.search(source):
+                exercises.add(number)
             continue
         cell_lines = code.split("\n") if code else []
         lines.extend(cell_lines)
@@ -145,7 +156,9 @@ def read_notebook(text: str) -> NotebookSource | None:
             CellPlace(number, i, indents[i - 1] if i <= len(indents) else 0)
             for i in range(1, len(cell_lines) + 1)
         )
-    return NotebookSource("\n".join(lines) + "\n", places, broken, modules)
+    return NotebookSource(
+        "\n".join(lines) + "\n", places, broken, modules, exercises=frozenset(exercises)
+    )
 
 
 def written_python(

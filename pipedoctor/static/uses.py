@@ -73,6 +73,20 @@ class DatasetUses:
             return "inspection"
         return flow.loop_end(self.loops[-1], self.loops[:-1])
 
+    def loop_epochs(self) -> int | None:
+        """How many times the loops around the innermost one run it: 1 with none around it,
+        the count of ``for _ in range(3)`` around it, None when not a literal."""
+        epochs = 1
+        for count in self.loop_counts[:-1]:
+            if count is None:
+                return None
+            epochs *= count
+        return epochs
+
+    def where(self, node: ast.AST, what: str) -> str:
+        """``fit (line 40)``: how a finding's evidence names the place a dataset went."""
+        return f"{what} (line {self.location(node).line})"
+
     def trained(self, node: ast.AST, value: Value, end: str, **context: Any) -> None:
         """A dataset handed to training: tell the strategy reach which batches it trains on."""
         if end != "training":
@@ -84,11 +98,18 @@ class DatasetUses:
         self.reach.trained(self.location(node), end, batches, strategy=strategy, **context)
 
     def exec_loop(
-        self, body: list[ast.stmt], frame: Frame, iterated: Value | None, node: ast.AST
+        self,
+        body: list[ast.stmt],
+        frame: Frame,
+        iterated: Value | None,
+        node: ast.AST,
+        count: int | None = None,
     ) -> None:
-        """A loop body, knowing what the loop does; the dataset it iterates ends so."""
+        """A loop body, knowing what the loop does; the dataset it iterates ends so.
+        ``count``: how many times it runs, when the code writes it (``range(3)``)."""
         vocabulary = self.vocabulary(node, body)
         self.loops.append(vocabulary)
+        self.loop_counts.append(count)
         try:
             if vocabulary.yields:
                 # feeds a generator: a dataset made from it decides (see ``source``)
@@ -100,11 +121,13 @@ class DatasetUses:
                 and all(isinstance(i, Stream) for i in iterated.items)
             ):
                 end = self.loop_end()
-                self.flow.use(iterated, end)
+                how = self.where(node, f"a loop over it that reads as {end}")
+                self.flow.use(iterated, end, how, self.loop_epochs())
                 self.trained(node, iterated, end)
             self.exec_block(body, frame)
         finally:
             self.loops.pop()
+            self.loop_counts.pop()
 
     def note_discarded(self, expr: ast.expr, value: Value) -> None:
         """``ds.shuffle(n)`` as a statement: the transformation's result is thrown away."""
@@ -116,7 +139,7 @@ class DatasetUses:
             and expr.func.attr in DISCARDABLE
             and value.last.location == self.location(expr)
         ):
-            self.discarded.append(value.last)
+            self.discarded.append(value)
 
     def scoped_object(self, name: str, result: Value) -> Value:
         """An object a library class builds inside a strategy's scope (a trainer, a model
@@ -132,9 +155,12 @@ class DatasetUses:
         self, node: ast.Call, name: str, args: list[Value], kwargs: dict[str, Value]
     ) -> Value:
         """Python's own functions on a dataset: looking at it, or passing it on to a loop."""
+        if name in ("dict", "list", "tuple") and args and isinstance(args[0], Obj):
+            if args[0].kind == "array":
+                return args[0]  # ``dict(frame)``: the same examples, as columns
         if name in flow.INSPECTING_BUILTINS:
             for value in [*args, *kwargs.values()]:
-                self.flow.use(value, "inspection")
+                self.flow.use(value, "inspection", self.where(node, f"`{name}`"))
             return OPAQUE
         if name.rsplit(".", 1)[-1] in STREAM_WRAPPERS and args:
             return self.stream(args[0])
@@ -159,7 +185,8 @@ class DatasetUses:
         """``next(iterator)``: the loop around it says what the element is for."""
         if isinstance(value, (Pipeline, Stream)):
             end = self.loop_end()
-            self.flow.use(value, end)
+            how = self.where(node, f"`next()` in a loop that reads as {end}")
+            self.flow.use(value, end, how, self.loop_epochs() if self.loops else False)
             self.trained(node, value, end)
 
     def consumed(
@@ -178,9 +205,10 @@ class DatasetUses:
         end = flow.consumer_end(named) or ("unknown" if untracked else None)
         if end is None:
             return  # a TensorFlow or Keras API the analysis does not model: no claim
+        how = self.where(node, f"`{named[0]}`" if named and named[0] else "a call")
         for keyword, value in [*((None, a) for a in args), *kwargs.items()]:
             used = flow.consumer_end([], [keyword]) if keyword else None
-            self.flow.use(value, used or end)
+            self.flow.use(value, used or end, how)
             self.trained(node, value, used or end)
 
     def dataset_method(self, pipeline: Pipeline, name: str) -> Value:
@@ -190,7 +218,8 @@ class DatasetUses:
         if name in ("save", "snapshot"):
             self.flow.use(pipeline, "export")
         elif name in ("make_one_shot_iterator", "make_initializable_iterator"):
-            self.flow.use(pipeline, "unknown")  # TF1: the tensors feed a graph we cannot see
+            how = "a TF1 iterator whose tensors feed a graph"  # the analysis cannot see it
+            self.flow.use(pipeline, "unknown", how)
         else:
             self.flow.use(pipeline, "inspection")
         return OPAQUE
@@ -203,11 +232,26 @@ class DatasetUses:
         if isinstance(model, Obj) and model.get("one_pass"):
             # a TF-DF model reads its data once, into its own example cache, then grows
             # trees: the pipeline's speed is that one pass, as an evaluation's is
-            self.flow.use(x, "evaluation")
-            self.flow.use(kwargs.get("validation_data", OPAQUE), "evaluation")
+            how = self.where(node, "`fit` of a model that reads its data once")
+            self.flow.use(x, "evaluation", how)
+            self.flow.use(kwargs.get("validation_data", OPAQUE), "evaluation", how)
             return OPAQUE
-        self.flow.use(x, "training")
-        self.flow.use(kwargs.get("validation_data", OPAQUE), "validation")
+        given = kwargs.get("epochs", args[2] if len(args) > 2 else None)
+        epochs: int | None = 1  # Keras's default
+        if given is not None:
+            literal = isinstance(given, Const) and isinstance(given.value, int)
+            epochs = given.value if literal else None  # type: ignore[union-attr]
+        handled = model.get("preprocesses", "") if isinstance(model, Obj) else ""
+        self.flow.use(x, "training", self.where(node, "`fit`"), epochs, handled)
+        steps = kwargs.get("validation_steps")
+        one_batch = isinstance(steps, Const) and isinstance(steps.value, int) and steps.value <= 1
+        self.flow.use(  # one batch an epoch (``validation_steps=1``) is a look, not a stream
+            kwargs.get("validation_data", OPAQUE),
+            "inspection" if one_batch else "validation",
+            self.where(node, "`fit`'s `validation_data`"),
+            epochs,
+            handled,
+        )
         batches: list[int] = []
         if "batch_size" in kwargs:
             batches.append(self.batch_fact(node, kwargs["batch_size"], "fit"))
@@ -227,7 +271,7 @@ class DatasetUses:
         """``estimator.train(input_fn=...)``: the function's dataset trains (or evaluates)."""
         dataset = self.call(input_fn, [], {})
         end = "training" if name == "train" else "evaluation"
-        self.flow.use(dataset, end)
+        self.flow.use(dataset, end, self.where(node, f"an Estimator's `{name}`"), None)
         if end == "training":
             strategy = estimator.get("strategy") if isinstance(estimator, Obj) else None
             batches = [
@@ -327,6 +371,8 @@ class DatasetUses:
                 self.flow.use(
                     self.call(input_fn, [], {}),
                     "training" if short == "TrainSpec" else "evaluation",
+                    self.where(node, f"`{short}`"),
+                    None,
                 )
             return OPAQUE
         if "Estimator" in short or short == "model_to_estimator":

@@ -36,6 +36,9 @@ class Const:
     """A Python literal (or arithmetic over literals) seen in the source."""
 
     value: Any
+    varies: bool = field(default=False, compare=False)
+    """Bound differently on another branch (``if tpu: batch = 1024 else: batch = 64``): the
+    value seen is one of several, so a rule that reads it as the constant can be wrong."""
 
 
 @dataclass(frozen=True)

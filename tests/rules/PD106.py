@@ -19,7 +19,22 @@ def uncached():
     ds = load_paths()
     # ruleid: PD106
     ds = ds.map(decode, num_parallel_calls=AUTO)
+    model.fit(ds.batch(2).prefetch(AUTO), epochs=20)
+
+
+def uncached_returned():
+    ds = load_paths()
+    # returned to callers elsewhere, for epochs it does not show: both assumed
+    # ruleid[low]: PD106
+    ds = ds.map(decode, num_parallel_calls=AUTO)
     return ds.batch(2).prefetch(AUTO)
+
+
+def one_epoch():
+    # read once: a cache saves nothing
+    # ok: PD106
+    ds = load_paths().map(decode, num_parallel_calls=AUTO)
+    model.fit(ds.batch(2).prefetch(AUTO), epochs=1)
 
 
 def cached():
@@ -36,6 +51,7 @@ def not_decoding():
 
 # ruleid: PD106
 images = keras.utils.image_dataset_from_directory("photos/", image_size=(64, 64))
+model.fit(images, epochs=10)
 # ok: PD106
 cached_images = tf.keras.utils.image_dataset_from_directory("photos/").cache().prefetch(AUTO)
 
@@ -50,9 +66,9 @@ def cached_later_in_the_chain():
 
 
 def decode_in_memory(png_bytes, labels):
-    # Encoded images already in memory: a bounded data set the code shows.
+    # Encoded images already in memory: a bounded data set the code shows, though not its size.
     ds = tf.data.Dataset.from_tensor_slices((png_bytes, labels))
-    # ruleid: PD106
+    # ruleid[medium]: PD106
     ds = ds.map(lambda png, y: (tf.io.decode_png(png), y), num_parallel_calls=AUTO)
     model.fit(ds.batch(32).prefetch(AUTO), epochs=3)
 

@@ -40,6 +40,10 @@ g = tf.data.Dataset.zip((randomized, base.cache())).batch(4).prefetch(AUTO)
 h = keras.utils.image_dataset_from_directory("photos/").cache().prefetch(AUTO)
 # ok: PD107
 i = keras.utils.image_dataset_from_directory("photos/", shuffle=False).cache().prefetch(AUTO)
+model.fit(a, epochs=5)
+model.fit(b, epochs=5)
+model.fit(c.batch(4), epochs=5)
+model.fit(h, epochs=5)
 
 
 def validation_set(features, labels):
@@ -66,6 +70,15 @@ def factory_shuffles():
 
 def csv_rows():
     # make_csv_dataset shuffles by default: a cache after it freezes the first epoch's order.
-    rows = tf.data.experimental.make_csv_dataset("train.csv", batch_size=32, label_name="y")
+    rows = tf.data.experimental.make_csv_dataset(
+        "train.csv", batch_size=32, label_name="y", num_epochs=1
+    )
     # ruleid: PD107
     model.fit(rows.cache(), epochs=5)
+
+
+def csv_rows_forever():
+    # By default it also repeats forever: the cache never completes an epoch to replay.
+    rows = tf.data.experimental.make_csv_dataset("train.csv", batch_size=32, label_name="y")
+    # ok: PD107
+    model.fit(rows.cache(), epochs=5, steps_per_epoch=100)

@@ -14,7 +14,7 @@ def decode(image, label):
     return tf.io.decode_png(image), label
 
 
-base = tf.data.Dataset.from_tensor_slices((tf.zeros((8, 4), tf.uint8), tf.zeros(8)))
+base = tf.data.Dataset.from_tensor_slices(tf.keras.datasets.cifar10.load_data()[0])
 # ruleid: PD109
 a = base.map(normalize, num_parallel_calls=AUTO).batch(4).prefetch(AUTO)
 # ok: PD109
@@ -28,3 +28,6 @@ e = base.map(lambda x, y: (tf.clip_by_value(x, 0, 1), y), num_parallel_calls=AUT
 # Cached after batching: the map runs once, on the first epoch.
 # ok: PD109
 f = base.map(normalize, num_parallel_calls=AUTO).batch(4).cache().prefetch(AUTO)
+model = tf.keras.Sequential()
+model.fit(a, epochs=5)
+model.fit(e, epochs=5)

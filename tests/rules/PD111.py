@@ -39,3 +39,9 @@ shuffled_ordered = ordered.shuffle(1000)
 # Batches of one element: shuffling them shuffles the examples.
 # ok: PD111
 singles = base.batch(1).shuffle(100)
+model = keras.Sequential()
+model.fit(a, epochs=5)
+model.fit(b, epochs=5)
+model.fit(frozen_batches, epochs=5)
+model.fit(shuffled_batches, epochs=5)
+model.fit(shuffled_ordered, epochs=5)

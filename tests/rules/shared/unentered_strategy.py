@@ -17,7 +17,8 @@ model = tf.keras.Sequential(
     [tf.keras.layers.Dense(128, activation="relu"), tf.keras.layers.Dense(10)]
 )
 model.compile(
-    # ruleid: PD203, PD205
+    # ruleid: PD205
+    # ruleid[medium]: PD203
     optimizer=tf.keras.optimizers.SGD(learning_rate=0.01),
     loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
     metrics=["accuracy"],

@@ -1,0 +1,96 @@
+"""What a finding rests on, and the confidence that follows from it.
+
+A rule needs some facts to be true before its finding is worth acting on: the dataset reaches
+training, the mapped function does real work, several files are read, the data is more than a
+toy, a value is the constant the message says. Each fact is either *shown* by the code (or
+measured, in a check) or *assumed* because the code does not show it (a dataset returned to
+callers elsewhere, a function imported from another module, a file list from a flag). A fact
+the code shows to be false is no evidence at all: the detector stays silent.
+
+Confidence is a pure function of that evidence, as CodeQL keeps a precision with each query:
+``high`` when every fact is shown, ``medium`` when one is assumed, ``low`` otherwise. A rule
+whose findings measure below the bar at a tier is capped lower in its rule file
+(``max_confidence``), until its evidence is better.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+CONFIDENCES = ("high", "medium", "low")
+"""Tiers, most confident first."""
+DEFAULT_GATE = "high"
+"""The tier the static gate reports by default: like CodeQL's default suite, only findings
+every fact of which the code shows."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One fact a finding rests on: its name, whether the code shows it, and where or why."""
+
+    fact: str
+    shown: bool
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"fact": self.fact, "shown": self.shown, "detail": self.detail}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Evidence:
+        return cls(str(data.get("fact", "")), bool(data.get("shown")), str(data.get("detail", "")))
+
+    def __str__(self) -> str:
+        state = "shown" if self.shown else "assumed"
+        detail = f": {self.detail}" if self.detail else ""
+        return f"{FACTS.get(self.fact, self.fact)} ({state}{detail})"
+
+
+FACTS = {
+    "trains": "the dataset reaches training",
+    "work": "the stage does real work",
+    "files": "several files are read",
+    "data": "the data is more than a toy",
+    "epochs": "the data is read for more than one epoch",
+    "value": "the value is the constant the message names",
+    "library": "nothing else (a factory, a library, the caller) already does it",
+    "python": "the Python code has a TensorFlow equivalent",
+    "setup": "the distributed setup reaches this code",
+    "runs": "the code is meant to run as written",
+}
+"""Each fact's name in the JSON contract, and how a person reads it."""
+
+
+def shown(fact: str, detail: str = "") -> Evidence:
+    return Evidence(fact, True, detail)
+
+
+def assumed(fact: str, detail: str = "") -> Evidence:
+    return Evidence(fact, False, detail)
+
+
+def confidence(evidence: Iterable[Evidence], cap: str = "high") -> str:
+    """``high`` when every fact is shown, ``medium`` when one is assumed, ``low`` otherwise;
+    never above ``cap`` (a rule's ``max_confidence``)."""
+    missing = sum(not e.shown for e in evidence)
+    tier = CONFIDENCES[min(missing, len(CONFIDENCES) - 1)]
+    return lower(tier, cap)
+
+
+def lower(a: str, b: str) -> str:
+    """The less confident of two tiers."""
+    return CONFIDENCES[max(CONFIDENCES.index(a), CONFIDENCES.index(b))]
+
+
+def parse_confidence(text: str) -> str:
+    """A tier name from the command line or configuration; :class:`ValueError` otherwise."""
+    value = text.strip().lower() if isinstance(text, str) else text
+    if value not in CONFIDENCES:
+        raise ValueError(f"unknown confidence {text!r} (expected one of: {', '.join(CONFIDENCES)})")
+    return value
+
+
+def at_least(tier: str, threshold: str) -> bool:
+    """Whether ``tier`` is ``threshold`` or more confident."""
+    return CONFIDENCES.index(tier) <= CONFIDENCES.index(threshold)

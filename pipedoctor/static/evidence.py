@@ -1,0 +1,218 @@
+"""The facts a static finding rests on, each shown by the code or assumed.
+
+The detectors ask these questions of a pipeline or a stage; each answer is an
+:class:`~pipedoctor.evidence.Evidence` (the fact, shown or assumed, and where the code says
+so) or ``None`` when the code shows the fact is false, in which case the finding would be
+wrong and the detector stays silent. The answers are read from what the static front end
+recorded on the :class:`~pipedoctor.pipeline.Pipeline`: where the dataset ends and how
+(:class:`~pipedoctor.pipeline.Uses`), the mapped functions' cost
+(:class:`~pipedoctor.pipeline.FunctionFacts`), the files a reader is given
+(:class:`~pipedoctor.pipeline.Files`) and what the sources read.
+
+A pipeline read from a live dataset (the graph front end) has no ends: there every fact is
+measured, and the detectors ask none of these questions (see ``detectors.pipeline_rules``).
+"""
+
+from __future__ import annotations
+
+from pipedoctor.evidence import Evidence, assumed, shown
+from pipedoctor.pipeline import DECODING_FACTORIES, RECORD_READERS, Files, Pipeline, Stage
+from pipedoctor.static.flow import EVALUATION_WORDS, TRAINING_WORDS, words
+
+READS = "tensorflow.io.read_file"
+TINY_DATA = 1000
+"""Examples at most in a dataset made in memory from arrays the code writes out, for the
+speed rules to leave it alone: a whole epoch of it takes milliseconds."""
+VALIDATION_WORDS = frozenset({"val", "valid", "validation", "dev"})
+"""Words of a dataset factory's name that may mean per-epoch validation (which trains)."""
+FILE_SOURCES = RECORD_READERS | DECODING_FACTORIES | {"list_files", "make_csv_dataset", "load"}
+TOY_DATASETS = frozenset(
+    {
+        "iris",
+        "penguins",
+        "titanic",
+        "boston_housing",
+        "wine_quality",
+        "xor",
+        "moons",
+        "circles",
+        "breast_cancer",
+        "diabetes",
+        "wine",
+        "digits",
+        "linnerud",
+    }
+)
+"""Data sets of a few hundred rows that lessons train on (TFDS, Keras and scikit-learn names):
+a speed finding on them is no finding."""
+
+
+def trains(pipeline: Pipeline) -> Evidence | None:
+    """The dataset reaches training: handed to ``fit``, a training loop, an Estimator's
+    ``train``, a strategy's distribution (shown); returned to callers this file does not hold,
+    or bound where other modules may import it (assumed); only evaluated, inspected, exported
+    or adapted on, or returned by a function named for evaluation (None)."""
+    uses = pipeline.uses
+    for end, what in (("training", "trains"), ("validation", "validates every epoch")):
+        if end in pipeline.ends:
+            how = uses.reached(end) if uses else ""
+            return shown("trains", f"{what}: {how}" if how else what)
+    if "unknown" not in pipeline.ends:
+        return None
+    how = uses.reached("unknown") if uses else ""
+    named = words(uses.returned_by) if uses and uses.returned_by else set()
+    if named & TRAINING_WORDS or uses and uses.training_flag:
+        return shown("trains", f"{how}, named for training" if how else "named for training")
+    if named & EVALUATION_WORDS - VALIDATION_WORDS:
+        return None  # ``eval_input_fn``, ``make_test_dataset``: evaluation, not training
+    return assumed("trains", how or "its end is not in this file")
+
+
+def work(stage: Stage) -> Evidence | None:
+    """The stage's function does real work per element: decodes, parses, reads files, runs
+    image, signal or string ops, Python, a tokeniser or a lookup (shown); calls what the
+    analysis cannot see (assumed); only sets shapes, casts, restructures or does arithmetic
+    (None)."""
+    fn = stage.fn
+    if fn is None:
+        if stage.op in RECORD_READERS or stage.op in DECODING_FACTORIES:
+            return shown("work", "reads files")
+        return assumed("work", f"`{stage.op}` has no function the analysis could read")
+    if not fn.known:
+        return assumed("work", "its function is defined outside this file")
+    if fn.work:
+        return shown("work", "; ".join(fn.work[:2]))
+    if fn.reader:
+        return shown("work", f"reads files (`{fn.reader}`)")
+    if fn.cheap:
+        return None
+    unseen = ", ".join(fn.unseen[:2]) or "calls the analysis cannot follow"
+    return assumed("work", f"calls {unseen}, whose cost the analysis cannot see")
+
+
+def _unused_pipeline_work(pipeline: Pipeline) -> Evidence:
+    """Some stage of the pipeline does real work per element (reads files, decodes, runs a
+    Python generator, a real-work function), so there is something for a prefetch to overlap
+    with the step; a pipeline that only slices arrays in memory has little (assumed)."""
+    unseen: Evidence | None = None
+    for stage in pipeline.walk():
+        if stage.op in FILE_SOURCES or stage.op == "tfds.load":
+            return shown("work", f"reads files (`{stage.op}`)")
+        if stage.op == "from_generator":
+            return shown("work", "runs a Python generator")
+        if stage.fn is not None:
+            found = work(stage)
+            if found is not None and found.shown:
+                return found
+            unseen = unseen or found
+    if unseen is not None:
+        return unseen
+    return assumed("work", "it only slices data already in memory")
+
+
+def several_files(files: Files) -> Evidence | None:
+    """Several files are read: a written-out list of two or more, a pattern with a wildcard,
+    ``list_files``, names generated in a loop, a dataset of names (shown); a variable whose
+    plural name is all that says so (assumed); one file (None)."""
+    if not files.several:
+        return None
+    if files.shown_several:
+        detail = f"{files.count} files listed" if files.count else f"file names from a {files.how}"
+        return shown("files", detail.replace("a list_files", "`list_files`"))
+    if files.how == "name":
+        return assumed("files", "only the variable's plural name says there are several")
+    return assumed("files", "the file names come from a value the analysis cannot see")
+
+
+def real_data(pipeline: Pipeline) -> Evidence | None:
+    """The data is more than a toy: read from files or a named data set of real size (shown);
+    arrays of unseen origin or size, a Python generator (assumed); a few hundred rows, random
+    or generated arrays, a data set lessons use for its smallness (None)."""
+    verdicts: list[Evidence | None] = []
+    for stage in pipeline.walk():
+        if stage.is_source:
+            verdicts.append(_source_data(stage))
+        elif stage.fn is not None and (stage.fn.reader or READS in stage.fn.calls):
+            return shown("data", "read from files")
+    if any(v is None for v in verdicts) and not any(v is not None and v.shown for v in verdicts):
+        return None
+    found = [v for v in verdicts if v is not None]
+    return next((v for v in found if v.shown), found[0] if found else assumed("data"))
+
+
+def _source_data(stage: Stage) -> Evidence | None:
+    origin = stage.param("origin")
+    if stage.op in FILE_SOURCES:
+        return shown("data", f"read from files (`{stage.op}`)")
+    if origin == "replay:buffer":
+        return assumed("data", "samples of a replay buffer that an environment fills")
+    if stage.op == "tfds.load":
+        name = stage.param("name")
+        if isinstance(name, str) and name.split(":")[0].split("/")[0] in TOY_DATASETS:
+            return None
+        return shown("data", f"the TFDS data set `{name}`") if isinstance(name, str) else (
+            assumed("data", "a TFDS data set whose name the analysis cannot see")
+        )
+    if isinstance(origin, str):
+        kind, _, name = origin.partition(":")
+        if kind in ("made-up", "toy"):
+            return None
+        if kind == "dataset":
+            return shown("data", f"`{name}`")
+        if kind == "file":
+            return shown("data", f"read from `{name}`")
+    elements = stage.param("elements")
+    if isinstance(elements, int):
+        if elements <= TINY_DATA:
+            return None
+        return shown("data", f"{elements:,} examples")
+    if stage.op == "range":
+        count = stage.param("arg0")
+        if isinstance(count, int) and count <= TINY_DATA:
+            return None
+    if stage.op == "from_generator":
+        return assumed("data", "a Python generator: what it reads is not seen")
+    return assumed("data", "arrays whose origin or size the analysis cannot see")
+
+
+def several_epochs(pipeline: Pipeline) -> Evidence | None:
+    """The data is read more than once: ``fit(epochs=5)``, a loop of epochs, a ``repeat()``
+    (shown); an epoch count the code does not write (assumed); one epoch, as every training
+    use reads it (None)."""
+    repeats = [s for s in pipeline.walk() if s.op == "repeat" and s.param("count") != 1]
+    if repeats:
+        return shown("epochs", "repeated (`repeat`)")
+    uses = pipeline.uses
+    if uses is None:
+        return assumed("epochs")
+    if uses.epochs is not None and uses.epochs > 1:
+        return shown("epochs", f"{uses.epochs} epochs")
+    if uses.one_epoch:
+        return None
+    return assumed("epochs", "the number of epochs is not a literal")
+
+
+def library_leaves_it(pipeline: Pipeline) -> Evidence | None:
+    """Nothing else already prefetches or prepares the dataset: a library it is handed to
+    that does (a KerasHub task's ``fit``) shows otherwise (None); a dataset whose source is
+    outside this file may come prefetched (assumed)."""
+    uses = pipeline.uses
+    if uses is not None and uses.handled_by:
+        return None
+    if pipeline.source.op == "external":
+        return assumed("library", "the dataset is made outside this file")
+    return shown("library", "the whole pipeline is in this file")
+
+
+def python_replaceable(stage: Stage) -> Evidence:
+    """The Python a stage runs has a TensorFlow equivalent: a generator that only yields
+    items of arrays already in memory, which ``from_tensor_slices`` gives faster (shown); a
+    generator or ``py_function`` that reads a format or calls a library core TensorFlow may
+    not have (assumed)."""
+    fn = stage.fn
+    if stage.op == "from_generator" and fn is not None and fn.known and fn.cheap:
+        return shown("python", "it only yields items of arrays in memory")
+    if stage.op == "from_generator" and fn is not None and fn.unseen:
+        calls = ", ".join(fn.unseen[:2])
+        return assumed("python", f"it calls {calls}: core TensorFlow may not read that")
+    return assumed("python", "what the Python code does may have no TensorFlow equivalent")
