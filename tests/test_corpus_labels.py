@@ -97,8 +97,8 @@ def test_labels_hold_on_the_corpus() -> None:
     assert evaluation.unjudged == [], "findings without a verdict: label them"
     expected = {lb.key for lb in labels if lb.reported == "yes"}
     assert set(evaluation.judged) == expected
-    right, total = evaluation.precision()
-    assert right / total >= 0.9
+    strict, _ = benchmark.precision(evaluation.counts("high"))
+    assert strict is not None and strict >= 0.9
 
 
 @pytest.mark.parametrize("folder", FIRST_LOOKS, ids=lambda p: p.name)
@@ -115,9 +115,12 @@ def test_first_look_corpus_is_consistent(folder: Path) -> None:
         if (folder / name).is_file():
             for row in rows(folder / name):
                 assert (row["repository"], row["commit"], row["path"]) in listed, row
-                assert row["rule"] in catalog and row["verdict"] in ("true", "false"), row
+                assert row["rule"] in catalog, row
+                assert row["verdict"] in ("true", "false", "debatable"), row
                 assert row["reported"] in ("yes", "no") and row["reason"].strip(), row
     miss_columns = ["repository", "commit", "path", "cell", "line", "rule", "reason"]
+    if not (folder / "labels.csv").is_file():
+        return  # collected, not yet judged
     for row in rows(folder / "misses.csv", miss_columns):
         assert (row["repository"], row["commit"], row["path"]) in listed, row
         assert row["rule"] in catalog and int(row["line"]) >= 1, row

@@ -38,7 +38,7 @@ TRAINING = notebook(
     "files = !ls data/\ntf.data.Dataset?\n",
     "%%writefile train.py\nds = ds.map(lambda x: tf.strings.as_string(x))\n",
     "%%bash\nfor f in *.png; do echo $f; done\n",
-    "ds = tf.data.Dataset.range(100)\n"
+    "ds = tf.data.TextLineDataset('data/train.csv')\n"
     "ds = ds.map(lambda x: tf.strings.as_string(x))\n"
     "ds = ds.batch(10)\n",
     "  # indented as a whole, as pasted\n"
@@ -126,15 +126,21 @@ def test_a_broken_cell_is_reported_and_the_rest_still_linted(tmp_path: Path) -> 
         notebook(
             "import tensorflow as tf\n",
             "batch_size = # YOUR CODE HERE\n",
-            "ds = tf.data.Dataset.range(8).map(lambda x: tf.strings.as_string(x)).batch(4)\n"
-            "tf.keras.Sequential().fit(ds)\n",
+            "ds = tf.data.TextLineDataset('train.csv').map(lambda x: tf.strings.split(x))\n"
+            "tf.keras.Sequential().fit(ds.batch(4).prefetch(tf.data.AUTOTUNE))\n",
         )
     )
-    report = lint(path)
+    report = lint(path, confidence="medium")
     by_rule = {f.rule: f for f in report.findings}
     assert by_rule["PD000"].cell == 2 and by_rule["PD000"].line == 1
     assert "SyntaxError" in by_rule["PD000"].message
+    # a blank left for a student is not meant to run as written: medium, not the gate's default
+    assert by_rule["PD000"].confidence == "medium"
+    assert [e.fact for e in by_rule["PD000"].assumed] == ["runs"]
     assert by_rule["PD102"].cell == 3
+    default = lint(path)
+    assert {f.rule for f in default.findings} == {"PD102"}
+    assert default.below_confidence == {"medium": 1}
 
 
 @pytest.mark.parametrize(
@@ -187,7 +193,12 @@ def test_text_json_sarif_and_github_name_the_cell(tmp_path: Path) -> None:
     assert physical["artifactLocation"]["uri"].endswith("train.ipynb")
     assert physical["region"] == {"startLine": 1, "startColumn": 1}  # a JSON line is no code line
     assert result["message"]["text"].startswith("cell 6, line 2, column 9: ")
-    assert result["properties"] == {"cell": 6, "cellLine": 2, "cellColumn": 9}
+    assert {k: result["properties"][k] for k in ("cell", "cellLine", "cellColumn")} == {
+        "cell": 6,
+        "cellLine": 2,
+        "cellColumn": 9,
+    }
+    assert result["rank"] == 90.0 and result["properties"]["confidence"] == "high"
     github = render(report, "github").splitlines()
     pd102 = next(line for line in github if "PD102" in line)
     assert ",line=1,col=1," in pd102 and pd102.split("::")[2].startswith("cell 6, line 2")
@@ -211,8 +222,8 @@ def test_messages_point_at_cell_lines(tmp_path: Path) -> None:
     (tmp_path / "cache.ipynb").write_text(
         notebook(
             "import tensorflow as tf\nmodel = tf.keras.Sequential()\n",
-            "ds = tf.data.Dataset.range(100).shuffle(100)\n",
-            "ds = ds.cache().batch(10).prefetch(tf.data.AUTOTUNE)\nmodel.fit(ds)\n",
+            "ds = tf.data.TextLineDataset('data/train.csv').shuffle(100)\n",
+            "ds = ds.cache().batch(10).prefetch(tf.data.AUTOTUNE)\nmodel.fit(ds, epochs=5)\n",
         )
     )
     (finding,) = [f for f in lint(tmp_path / "cache.ipynb").findings if f.rule == "PD107"]

@@ -300,7 +300,7 @@ def test_sarif_locations() -> None:
         "uriBaseId": "%SRCROOT%",
     }
     assert physical["region"] == {"startLine": 12, "startColumn": 5, "endLine": 12, "endColumn": 30}
-    assert results["PD102"]["properties"] == {"gain": 1.8}
+    assert results["PD102"]["properties"] == {"gain": 1.8, "confidence": "high"}
     tricky = results["PD103"]["locations"][0]["physicalLocation"]
     assert tricky["artifactLocation"]["uri"] == "dir%2C%20v2/x%3Ay.py"
     assert tricky["region"] == {"startLine": 20, "startColumn": 2}  # None keys omitted

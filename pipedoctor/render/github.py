@@ -23,7 +23,8 @@ def render_github(report: Report) -> str:
     lines += [f"::notice title=pipedoctor::{_escape(note, _DATA_ESCAPES)}" for note in report.notes]
     below = sum(report.below_confidence.values())
     if below:
-        note = f"{below} more findings at lower confidence: --confidence low shows them"
+        more = f"{below} more finding{'s' * (below > 1)}"
+        note = f"{more} at lower confidence (`--confidence low` shows them)"
         lines.append(f"::notice title=pipedoctor::{_escape(note, _DATA_ESCAPES)}")
     return "".join(line + "\n" for line in lines)
 

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from pipedoctor.diagnosis import service_figures, size
+from pipedoctor.evidence import CONFIDENCES, FACTS
 from pipedoctor.render import shown_findings, span
-from pipedoctor.evidence import CONFIDENCES
 from pipedoctor.report import Finding, Report, Severity
 
 _RESET = "\x1b[0m"
@@ -446,7 +446,8 @@ def _block(finding: Finding, color: bool) -> list[str]:
     head = f"{_paint(_where(finding), _BOLD, color)}: {severity}{name}: "
     block = [head + message.replace("\n", "\n  ")]
     for fact in finding.assumed:  # why the finding is not high: what the code does not show
-        block.append(_paint(f"  assumed: {_clean(str(fact))}", _DIM, color))
+        said = FACTS.get(fact.fact, fact.fact) + (f" ({fact.detail})" if fact.detail else "")
+        block.append(_paint(f"  assumed: {_clean(said)}", _DIM, color))
     if finding.fix:
         fix = _clean(finding.fix).replace("\n", "\n  ")
         block.append(_paint(f"  fix: {fix}", _DIM, color))

@@ -53,10 +53,10 @@ def trains(pipeline: Pipeline) -> Evidence | None:
     or bound where other modules may import it (assumed); only evaluated, inspected, exported
     or adapted on, or returned by a function named for evaluation (None)."""
     uses = pipeline.uses
-    for end, what in (("training", "trains"), ("validation", "validates every epoch")):
+    for end, what in (("training", "handed to training"), ("validation", "validation data")):
         if end in pipeline.ends:
             how = uses.reached(end) if uses else ""
-            return shown("trains", f"{what}: {how}" if how else what)
+            return shown("trains", how or what)
     if "unknown" not in pipeline.ends:
         return None
     how = uses.reached("unknown") if uses else ""

@@ -136,6 +136,8 @@ class ModuleInterpreter(DatasetUses):
         self.executed: set[ast.AST] = set()
         self.map_functions: set[ast.AST] = set()
         self.standalone: ast.AST | None = None
+        self.factory_flag = False
+        """The function that made the standalone one takes a flag that says training."""
         self.chief_depth = 0
         self.inspecting = 0
         self.max_steps = max(MAX_STEPS, len(text) // 4 if text else 0)
@@ -364,9 +366,16 @@ class ModuleInterpreter(DatasetUses):
         self.standalone = function
         distribution = self.reach.distribution
         try:
-            self.call(Func(function, self.module, bound=bound, owner=owner), [], {})
+            made = self.call(Func(function, self.module, bound=bound, owner=owner), [], {})
+            if isinstance(made, Func) and isinstance(made.node, FunctionNode):
+                # a factory of input functions (``make_input_fn(files)`` returns ``input_fn``):
+                # what the function it makes returns ends with that function's callers
+                self.standalone = made.node
+                self.factory_flag = training_flag(function)
+                self.call(made, [], {})
         finally:
             self.standalone = None
+            self.factory_flag = False
             self.reach.distribution = distribution  # set in the function: its own business
 
     # ----------------------------------------------------------------------------- helpers
@@ -458,7 +467,7 @@ class ModuleInterpreter(DatasetUses):
                 name = getattr(self.standalone, "name", "")
                 writes = name in TFDS_WRITERS
                 how = f"returned from `{name}`, which nothing in this file calls"
-                flag = training_flag(self.standalone)
+                flag = training_flag(self.standalone) or self.factory_flag
                 end = "export" if writes else "unknown"
                 self.flow.use(value, end, how, returned_by=(name, flag))
             frame.returns.append(value)
@@ -1071,7 +1080,8 @@ class ModuleInterpreter(DatasetUses):
             if isinstance(func, Obj) and func.kind == "transform":
                 params = dict(func.data)
                 fn = self.function_facts(params.pop("map_func", None))
-                stage = Stage(func.name, params, fn, location=self.location(node))
+                converted = self.to_params(params)  # literals as rules read them: ``4``
+                stage = Stage(func.name, converted, fn, location=self.location(node))
                 return self.new_pipeline(pipeline.then(stage))
             return OPAQUE
         params = self.params(op, args, kwargs)
@@ -1417,7 +1427,17 @@ class ModuleInterpreter(DatasetUses):
             )
         if isinstance(value, Obj) and value.kind in ("layer", "model"):
             random = bool(value.get("random"))
-            return FunctionFacts(random=random, augments_images=random)
+            kind = api.WORK_LAYERS.get(value.name) or ("augments images" if random else None)
+            if value.kind == "model":
+                kind = "runs a model"
+            cheap = value.name in api.CHEAP_LAYERS
+            return FunctionFacts(
+                random=random,
+                augments_images=random,
+                cheap=cheap,
+                work=(f"{kind} (`{value.name}`)",) if kind else (),
+                unseen=() if kind or cheap else (f"layer `{value.name}`",),
+            )
         return FunctionFacts(known=False)
 
 

@@ -8,8 +8,7 @@ from tensorflow import data as tfd
 from tensorflow.data import Dataset
 
 AUTO = tf.data.AUTOTUNE
-x = [[1.0, 2.0]] * 8
-y = [0, 1] * 4
+(x, y), _ = keras.datasets.mnist.load_data()
 model = tf.keras.Sequential()
 
 
@@ -85,10 +84,11 @@ for batch in records.take(1):
 class Loader:
     def __init__(self, batch_size):
         self.batch_size = batch_size
-        self.raw = tf.data.Dataset.range(100)
+        self.raw = tf.data.TFRecordDataset(tf.io.gfile.glob("/data/train-*.tfrecord"))
 
     def dataset(self):
-        # ruleid: PD101
+        # returned to callers elsewhere: that it trains is assumed
+        # ruleid[medium]: PD101
         return self.raw.batch(self.batch_size).prefetch(AUTO)
 
 
@@ -126,10 +126,11 @@ def evaluate_only(features, labels):
 
 
 def custom_loop(features, labels, train_step, test_step, epochs):
-    # ruleid: PD101
+    # arrays handed in as parameters: their size is not seen
+    # ruleid[medium]: PD101
     train_ds = tf.data.Dataset.from_tensor_slices((features, labels)).shuffle(1024).batch(64).prefetch(AUTO)
     # The test set runs every epoch inside the training loop: validation, judged too.
-    # ruleid: PD101
+    # ruleid[medium]: PD101
     val_ds = tf.data.Dataset.from_tensor_slices((features, labels)).batch(64).prefetch(AUTO)
     for _ in range(epochs):
         for images, targets in train_ds:
@@ -196,7 +197,7 @@ def validation_in_one_batch(x_val, y_val):
 def train_on(x_train, y_train, x_val, y_val):
     val = validation_in_one_batch(x_val, y_val)
     # the training set in batches of 10,000 is still read batch after batch
-    # ruleid: PD101
+    # ruleid[medium]: PD101
     train = tf.data.Dataset.from_tensor_slices((x_train, y_train)).shuffle(60000).batch(10000).prefetch(AUTO)
     keras.Sequential().fit(train, validation_data=val)
 
@@ -205,7 +206,7 @@ def from_a_builder(scale):
     # a TFDS builder's `as_dataset` is a dataset like `tfds.load`'s
     builder = tfds.builder("mnist")
     builder.download_and_prepare()
-    # ruleid: PD101
+    # ruleid[medium]: PD101
     mnist = builder.as_dataset(split="train").map(scale, num_parallel_calls=4).batch(32).prefetch(AUTO)
     keras.Sequential().fit(mnist)
 
@@ -217,11 +218,11 @@ def made_up_points():
     # ok: PD101
     toy = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(200).batch(10)
     keras.Sequential().fit(toy)
-    # the same made up at scale is a real input pipeline
+    # random arrays are made up at any size: no finding on them either
     big_x = np.random.uniform(-1, 1, size=(100_000, 2))
     big_y = np.random.randint(0, 2, size=100_000)
-    # ruleid: PD101
-    big = tf.data.Dataset.from_tensor_slices((big_x, big_y)).shuffle(1000).batch(10).prefetch(AUTO)
+    # ok: PD101
+    big = tf.data.Dataset.from_tensor_slices((big_x, big_y)).shuffle(1000).batch(10)
     keras.Sequential().fit(big)
 
 
@@ -237,5 +238,5 @@ def trees(frame):
 def tf1_contrib_input_fn(files):
     # TF1's contrib spelling of map_and_batch is the same op as tf.data.experimental's
     ds = tf.data.TFRecordDataset(files, num_parallel_reads=4)
-    # ruleid: PD101
+    # ruleid[medium]: PD101
     return ds.apply(tf.contrib.data.map_and_batch(tf.io.parse_tensor, batch_size=32)).prefetch(AUTO)

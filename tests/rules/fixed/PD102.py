@@ -34,6 +34,7 @@ ds = ds.map(decode, num_parallel_calls=AUTOTUNE)
 # ok: PD102
 ds = ds.map(decode, AUTOTUNE)
 ds = ds.prefetch(AUTOTUNE)
+model.fit(ds, epochs=3)
 
 # Not tf.data: pandas has .map too.
 frame = pd.DataFrame({"a": [1, 2]})
@@ -55,7 +56,8 @@ Pipeline().map(double)
 def chained():
     return (
         tf.data.Dataset.from_tensor_slices(["a.jpg", "b.jpg"])
-        # ruleid: PD102
+        # returned to callers elsewhere: that it trains is assumed
+        # ruleid[medium]: PD102
         .map(decode, num_parallel_calls=AUTOTUNE)
         .batch(2)
         .prefetch(AUTOTUNE)
@@ -145,3 +147,4 @@ def split_and_decode(row):
 
 # ruleid: PD102
 decoded = rows.map(split_and_decode, num_parallel_calls=AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+model.fit(decoded, epochs=3)

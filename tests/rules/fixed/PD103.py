@@ -9,7 +9,10 @@ files = tf.data.Dataset.list_files("/data/*.tfrecord")
 # ruleid: PD103
 ds = files.interleave(tf.data.TFRecordDataset, num_parallel_calls=AUTO)
 # ruleid: PD103
-ds = ds.map(lambda r: r, num_parallel_calls=AUTO)
+ds = ds.map(tf.io.parse_tensor, num_parallel_calls=AUTO)
+# a map that only passes its input on does no work to spread over cores
+# ok: PD103
+ds = ds.map(lambda r: r, num_parallel_calls=8)
 # ok: PD103
 ds = ds.map(lambda r: r, num_parallel_calls=AUTO)
 # ok: PD103
@@ -20,7 +23,13 @@ ds = ds.prefetch(AUTO)
 # ok: PD103
 other = ds.prefetch(buffer_size=tf.data.experimental.AUTOTUNE)
 # ruleid: PD103
-reader = tf.data.TFRecordDataset(["a.tfrecord", "b.tfrecord"], num_parallel_reads=AUTO)
+reader = tf.data.TFRecordDataset(["a.tfrecord", "b.tfrecord", "c.tfrecord"], num_parallel_reads=AUTO)
+# as many parallel reads as files: the fixed number is already the right one
+# ok: PD103
+pair = tf.data.TFRecordDataset(["a.tfrecord", "b.tfrecord"], num_parallel_reads=2)
+model = tf.keras.Sequential()
+model.fit(ds, epochs=5)
+model.fit(reader.batch(32).prefetch(AUTO), validation_data=pair.batch(32).prefetch(AUTO))
 
 
 def make_pipeline(files, parallel_reads=16, buffer=8):
@@ -37,7 +46,8 @@ def build_from_config(config, files):
 
 
 def make_reader(files, reads):
-    # ruleid: PD103
+    # returned to callers elsewhere: that it trains is assumed
+    # ruleid[medium]: PD103
     return tf.data.TFRecordDataset(files, num_parallel_reads=AUTO).batch(8).prefetch(AUTO)
 
 
@@ -53,7 +63,7 @@ def prefetch_depths(files):
     # ok: PD103
     deep = ds.batch(32).prefetch(1000)
     # two batches ahead, fixed: a slower step or a faster machine wants another depth
-    # ruleid: PD103
+    # ruleid[medium]: PD103
     shallow = ds.batch(32).prefetch(AUTO)
     # a prefetch in the middle: the fix is to move it to the end (PD101 says so)
     # ok: PD103

@@ -22,11 +22,17 @@ e = files.interleave(lambda f: tf.data.TFRecordDataset(f), num_parallel_calls=AU
 f = tf.data.Dataset.list_files("/data/*.tfrecord").interleave(tf.data.TFRecordDataset, num_parallel_calls=AUTO)
 # ok: PD104
 g = tf.data.Dataset.range(3).flat_map(lambda i: tf.data.Dataset.range(i))
+model = tf.keras.Sequential()
+model.fit(a.batch(32).prefetch(AUTO), epochs=3)
+model.fit(b.batch(32).prefetch(AUTO), epochs=3)
+model.fit(d.batch(32).prefetch(AUTO), epochs=3)
+model.fit(f.batch(32).prefetch(AUTO), epochs=3)
 
 
 def read(paths):
-    # a variable: several files as far as the reader knows
-    # ruleid: PD104
+    # a variable: several files as far as the reader knows, but only its plural name says so,
+    # and the dataset is returned to callers elsewhere: both assumed
+    # ruleid[low]: PD104
     return tf.data.FixedLengthRecordDataset(paths, record_bytes=16, num_parallel_reads=AUTO)
 
 
@@ -44,6 +50,7 @@ def read_split(data_dir, split):
     records = tf.data.TFRecordDataset(f"{data_dir}/{split}.tfrecord")
     # ok: PD104
     csv = tf.data.TextLineDataset(os.path.join(data_dir, "taxi-train.csv"))
-    # ruleid: PD104
+    # a pattern with a wildcard lists several files; returned to callers elsewhere
+    # ruleid[medium]: PD104
     shards = tf.data.TFRecordDataset(tf.io.gfile.glob(data_dir + "/train-*"), num_parallel_reads=AUTO)
     return lines, records, csv, shards
