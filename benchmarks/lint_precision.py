@@ -137,12 +137,17 @@ class Evaluation:
     def true_labels(self, rule: str | None = None) -> int:
         """Judged true findings, reported now or not: what a tier's share of them is out of."""
         return sum(
-            lb.verdict == "true" and (rule is None or lb.rule == rule) for lb in self.labels.values()
+            lb.verdict == "true" and (rule is None or lb.rule == rule)
+            for lb in self.labels.values()
         )
 
     def lost(self) -> list[Label]:
         return sorted(
-            (lb for k, lb in self.labels.items() if lb.verdict == "true" and k not in self.reported),
+            (
+                lb
+                for k, lb in self.labels.items()
+                if lb.verdict == "true" and k not in self.reported
+            ),
             key=lambda lb: lb.key,
         )
 

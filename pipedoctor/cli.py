@@ -723,10 +723,8 @@ def confidence_text(rule: Rule) -> str:
         rows.append(f"| {title} | {judged} | {right} | {wrong} | {deb} | {share} |")
     corpora = ", ".join(Path(c).name for c in table.get("corpora", []))
     return (
-        text
-        + f"\n\nMeasured on the first-look corpora ({corpora}; debatable findings left out of "
-        "the precision):\n\n"
-        + "\n".join(rows)
+        text + f"\n\nMeasured on the first-look corpora ({corpora}; debatable findings left out of "
+        "the precision):\n\n" + "\n".join(rows)
     )
 
 

@@ -104,7 +104,9 @@ def test_a_file_with_a_syntax_error_a_read_only_file_and_a_changed_file_are_left
     with pytest.raises(FixError, match="syntax error"):
         apply(path, broken, findings(broken.replace("return ds", "")), SAFETY)
     assert path.read_text() == broken
-    source = "import tensorflow as tf\nds = tf.data.TextLineDataset('a.csv').map(tf.strings.split)\n"
+    source = (
+        "import tensorflow as tf\nds = tf.data.TextLineDataset('a.csv').map(tf.strings.split)\n"
+    )
     locked = tmp_path / "locked.py"
     locked.write_text(source)
     locked.chmod(0o444)

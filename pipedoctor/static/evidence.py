@@ -150,8 +150,10 @@ def _source_data(stage: Stage) -> Evidence | None:
         name = stage.param("name")
         if isinstance(name, str) and name.split(":")[0].split("/")[0] in TOY_DATASETS:
             return None
-        return shown("data", f"the TFDS data set `{name}`") if isinstance(name, str) else (
-            assumed("data", "a TFDS data set whose name the analysis cannot see")
+        return (
+            shown("data", f"the TFDS data set `{name}`")
+            if isinstance(name, str)
+            else (assumed("data", "a TFDS data set whose name the analysis cannot see"))
         )
     if isinstance(origin, str):
         kind, _, name = origin.partition(":")
