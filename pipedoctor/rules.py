@@ -151,7 +151,6 @@ def parse_rule(text: str, path: Path | None = None) -> Rule:
     )
 
 
-@cache
 def measured_precision(directory: Path | None = None) -> dict[str, Any]:
     """Each rule's measured precision per confidence tier on the first-look corpora (the
     table ``benchmarks/lint_precision.py --write`` keeps beside the rule files); {} when
@@ -163,6 +162,7 @@ def measured_precision(directory: Path | None = None) -> dict[str, Any]:
         return {}
 
 
+@cache
 def load_catalog(directory: Path | None = None) -> dict[str, Rule]:
     """All rules by id, in id order. Raises :class:`RuleFileError` on a bad file or a dup id."""
     directory = directory or rules_dir()
