@@ -58,6 +58,7 @@ FACTS = {
     "python": "the Python code has a TensorFlow equivalent",
     "setup": "the distributed setup reaches this code",
     "runs": "the code is meant to run as written",
+    "memory": "the decoded data fits in RAM",
 }
 """Each fact's name in the JSON contract, and how a person reads it."""
 

@@ -446,6 +446,7 @@ def missing_cache_hits(context: Context) -> Iterator[Hit]:
                     facts.trains(pipeline),
                     facts.several_epochs(pipeline),
                     facts.real_data(pipeline),
+                    fits_in_memory(pipeline, stage),
                 )
                 if found is None:
                     continue
@@ -473,6 +474,18 @@ def visibly_bounded(pipeline: Pipeline, stage: Stage) -> bool:
         return False
     reads_files = stage.fn is not None and bool(stage.fn.calls & FILE_READING_CALLS)
     return not reads_files or all(isinstance(s.param("elements"), int) for s in sources)
+
+
+def fits_in_memory(pipeline: Pipeline, stage: Stage) -> Evidence:
+    """Static: a cache in RAM is advice only for data that fits there. Arrays already in
+    memory do (their decoded form is the same order of size); a folder or a file list read
+    from disk is as large as it is, which the code does not show."""
+    if stage.op in DECODING_FACTORIES or any(s.op == "take" for s in pipeline.upstream_of(stage)):
+        return assumed("memory", "how many files the folder holds is not in the code")
+    reads_files = stage.fn is not None and bool(stage.fn.calls & FILE_READING_CALLS)
+    if reads_files:
+        return shown("memory", "a file list the code writes out")
+    return shown("memory", "the encoded data is already in memory")
 
 
 def measured_cache(whatif: list[dict]) -> Iterator[Hit]:

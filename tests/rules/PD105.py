@@ -10,7 +10,7 @@ def parse(record):
     return tf.io.parse_single_example(record, FEATURES)
 
 
-# ruleid: PD105
+# ruleid[medium]: PD105
 one = tf.data.TFRecordDataset("/data/train.tfrecord")
 # ok: PD105
 many = tf.data.TFRecordDataset(["/data/a.tfrecord", "/data/b.tfrecord"], num_parallel_reads=AUTO)
@@ -20,8 +20,8 @@ files = tf.data.Dataset.list_files("/data/*.tfrecord", shuffle=False)
 files = files.shard(2, 0)
 records = files.interleave(tf.data.TFRecordDataset, num_parallel_calls=AUTO)
 parsed = records.map(parse, num_parallel_calls=AUTO)
-# ruleid: PD105
+# ruleid[medium]: PD105
 late = parsed.shard(num_shards=2, index=1)
 # Read, not even parsed, before sharding: still every worker reads every file.
-# ruleid: PD105
+# ruleid[medium]: PD105
 raw_late = tf.data.TFRecordDataset(["/data/a.rec", "/data/b.rec"], num_parallel_reads=AUTO).shard(2, 0)

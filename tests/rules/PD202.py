@@ -10,7 +10,7 @@ strategy = tf.distribute.MirroredStrategy()
 global_batch = PER_REPLICA * strategy.num_replicas_in_sync
 base = tf.data.Dataset.range(1000)
 
-# ruleid: PD202
+# ruleid[medium]: PD202
 fixed = base.batch(BATCH).prefetch(AUTO)
 # ok: PD202
 scaled = base.batch(global_batch).prefetch(AUTO)
@@ -19,7 +19,7 @@ inline = base.batch(16 * strategy.num_replicas_in_sync).prefetch(AUTO)
 
 
 def make(batch_size):
-    # ruleid: PD202
+    # ruleid[medium]: PD202
     return base.batch(batch_size, drop_remainder=True).prefetch(AUTO)
 
 
@@ -34,7 +34,7 @@ def train_under_scope(features, labels):
     with strategy.scope():
         model = build_model()
         model.compile(optimizer="sgd", loss="mse")
-    # ruleid: PD202
+    # ruleid[medium]: PD202
     model.fit(features, labels, batch_size=256, epochs=1)
 
 
@@ -84,7 +84,7 @@ def keras_distribution_training(features, labels):
     keras.distribution.set_distribution(keras.distribution.DataParallel())
     model = build_model()
     model.compile(optimizer="sgd", loss="mse")
-    # ruleid: PD202
+    # ruleid[medium]: PD202
     model.fit(features, labels, batch_size=512, epochs=1)
 
 

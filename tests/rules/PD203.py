@@ -17,13 +17,13 @@ def train(features, labels):
     ds = ds.batch(GLOBAL_BATCH).prefetch(AUTO)
     with strategy.scope():
         model = build()
-        # ruleid: PD203
+        # ruleid[medium]: PD203
         model.compile(optimizer=keras.optimizers.Adam(learning_rate=BASE_LR), loss="mse")
     model.fit(ds, epochs=3)
 
     with strategy.scope():
         second = build()
-        # ruleid: PD203
+        # ruleid[medium]: PD203
         second.compile(optimizer=tf.keras.optimizers.SGD(), loss="mse")
     second.fit(ds, epochs=3)
 
@@ -52,7 +52,7 @@ def train(features, labels):
     with strategy.scope():
         decayed = build()
         # The callback's schedule is a constant too: the rate still ignores the replicas.
-        # ruleid: PD203
+        # ruleid[medium]: PD203
         decayed.compile(optimizer=keras.optimizers.Adam(learning_rate=BASE_LR), loss="mse")
     decay = keras.callbacks.LearningRateScheduler(lambda epoch: 1e-3 if epoch < 3 else 1e-4)
     decayed.fit(ds, epochs=3, callbacks=[decay])

@@ -14,7 +14,7 @@ with strategy.scope():
     model = keras.Sequential(
         [
             keras.layers.Dense(8),
-            # ruleid: PD204
+            # ruleid[medium]: PD204
             keras.layers.BatchNormalization(),
             # ok: PD204
             frozen,

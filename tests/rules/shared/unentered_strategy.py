@@ -9,7 +9,7 @@ print("replicas:", strategy.num_replicas_in_sync)
 (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
 x_train = x_train.reshape(-1, 784).astype("float32") / 255.0
 train_ds = tf.data.Dataset.from_tensor_slices((x_train, y_train))
-# ruleid: PD202
+# ruleid[medium]: PD202
 train_ds = train_ds.shuffle(10000).batch(64).prefetch(tf.data.AUTOTUNE)
 
 # ruleid: PD205
