@@ -18,7 +18,10 @@ pytest.importorskip("hypothesmith")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
 from pipedoctor.cli import main  # noqa: E402
-from pipedoctor.config import ConfigError, load_config  # noqa: E402
+from pipedoctor.config import Config, ConfigError, load_config  # noqa: E402
+from pipedoctor.evidence import confidence  # noqa: E402
+from pipedoctor.lint import lint_source  # noqa: E402
+from pipedoctor.rules import load_catalog  # noqa: E402
 
 from .properties import (  # noqa: E402
     SHAPES,
@@ -73,6 +76,24 @@ def test_dataset_code_in_any_combination_never_escapes(code: str) -> None:
 @given(mutated_sources())
 def test_real_code_cut_about_never_escapes(code: str) -> None:
     check_source(code)
+
+
+@settings(CI, max_examples=budget(40))
+@given(dataset_programs())
+def test_confidence_follows_the_evidence_and_the_tiers_nest(code: str) -> None:
+    """Every finding's confidence is the function of its evidence (capped by its rule), each
+    fact is one its rule file names, and what a tier reports is what every less confident
+    tier reports, and more."""
+    catalog = load_catalog()
+    by_tier = {}
+    for tier in ("high", "medium", "low"):
+        report = lint_source(code, Config(confidence=tier), "fuzz.py")
+        by_tier[tier] = {(f.rule, f.line, f.column, f.message) for f in report.findings}
+        for finding in report.findings:
+            rule = catalog[finding.rule]
+            assert finding.confidence == confidence(finding.evidence, rule.max_confidence)
+            assert {e.fact for e in finding.evidence} <= set(rule.facts), finding
+    assert by_tier["high"] <= by_tier["medium"] <= by_tier["low"]
 
 
 @settings(CI, max_examples=budget(60))
