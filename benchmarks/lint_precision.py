@@ -20,7 +20,9 @@ the repository. ``tests/corpus/README.md`` says how to build it.
 its ``files.csv`` lists every file of the corpus (all are linted, not only those with a
 finding), ``labels.csv`` holds the verdicts given at the first look, ``later.csv`` those on
 findings that appeared after a rule changed, and ``misses.csv`` the problems the first look saw
-the lint miss (recall). ``--write`` writes the per-rule, per-tier figures over every corpus
+the lint miss (recall), ``duplicates.csv`` the files that are near-copies of another file of
+the corpus (``--once``: their findings are left out, so each group is judged once).
+``--write`` writes the per-rule, per-tier figures over every corpus
 given as the table the rule pages (``pipedoctor explain``, ``docs/rules.md``) quote.
 
 Exit status: 0 when every finding is judged and the ``high`` tier's precision (debatable left
@@ -176,6 +178,20 @@ def evaluate(
     return Evaluation(by_key, reported, len(files), unjudged)
 
 
+def without_copies(evaluation: Evaluation, copies: set[tuple[str, str]]) -> Evaluation:
+    """The evaluation without the findings and verdicts in files that copy another file."""
+
+    def kept(key: Key) -> bool:
+        return (key[0], key[1]) not in copies
+
+    return Evaluation(
+        {k: v for k, v in evaluation.labels.items() if kept(k)},
+        {k: v for k, v in evaluation.reported.items() if kept(k)},
+        evaluation.files - len(copies),
+        [k for k in evaluation.unjudged if kept(k)],
+    )
+
+
 TIERS = (("high", "high"), ("medium", "≥ medium"), ("low", "all"))
 
 
@@ -254,6 +270,9 @@ def report_one(args: argparse.Namespace, source: Path) -> tuple[Evaluation, bool
         | {(r["repository"], r["commit"]) for r in listed}
     )
     evaluation = evaluate(args.corpus, labels, [(r["repository"], r["path"]) for r in listed])
+    if args.once and source.is_dir():
+        copies = {(r["repository"], r["path"]) for r in read_rows(source / "duplicates.csv")}
+        evaluation = without_copies(evaluation, copies)
     print(f"## {source} ({len(commits)} repositories, {evaluation.files} files)\n")
     print("\n".join(table(evaluation)))
     ok = True
@@ -298,6 +317,9 @@ def main() -> None:
         help="rewrite each verdict's `reported` column to what the lint reports now",
     )
     parser.add_argument("--write", type=Path, help="write the per-rule, per-tier table here")
+    parser.add_argument(
+        "--once", action="store_true", help="judge each group of near-duplicate files once"
+    )
     parser.add_argument("--min-precision", type=float, default=0.9)
     args = parser.parse_args()
     if not args.corpus.is_dir():

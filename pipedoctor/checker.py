@@ -107,14 +107,17 @@ def build_report(
 ) -> Report:
     """The verdict, the scaling sentence, the decisions (``devices``: the count the user is
     about to buy) and the measured findings, ranked with the file's."""
-    from pipedoctor.decide import decide, next_step
+    from pipedoctor.decide import decide, next_step, shared_host
 
     found = diagnosis.verdict(measurements, selection.params.get("PD301"))
     measurements = dict(measurements)
     if decision := decide(measurements, devices):
         measurements["decision"] = decision
-    if step := next_step(measurements, found):
+    gains = [f.end_to_end_gain for f in file_findings if f.end_to_end_gain is not None]
+    if step := next_step(measurements, found, max(gains, default=None)):
         measurements.setdefault("decision", {})["next_step"] = step
+    if shared := shared_host(measurements) if found == "balanced" else None:
+        measurements.setdefault("decision", {})["shared_host"] = shared
     if "profile" in measurements:
         from pipedoctor.profile.reader import agreement
 

@@ -723,8 +723,10 @@ def confidence_text(rule: Rule) -> str:
         rows.append(f"| {title} | {judged} | {right} | {wrong} | {deb} | {share} |")
     corpora = ", ".join(Path(c).name for c in table.get("corpora", []))
     return (
-        text + f"\n\nMeasured on the first-look corpora ({corpora}; debatable findings left out of "
-        "the precision):\n\n" + "\n".join(rows)
+        text + f"\n\nMeasured with the rules as they stand on public code judged by a reviewer who "
+        f"did not write them (`tests/corpus/`: {corpora}, each group of near-duplicate files "
+        "once; each corpus's README gives its first look, before the rules changed for it; "
+        "debatable findings are left out of the precision):\n\n" + "\n".join(rows)
     )
 
 

@@ -158,11 +158,48 @@ STEPS = ("fix the input pipeline", "mixed precision on the GPU", "more devices")
 """The order in which scaling pays: each step only once the one before it is done."""
 
 
-def next_step(measurements: Mapping[str, Any], verdict: str | None) -> str | None:
-    """Which of the three steps the job is at, and why, from the verdict and what the check
-    saw of the devices and the precision policy."""
+SHARED_HOST_MARGIN = 1.25
+"""The pipeline alone and the model alone each this much faster than training together: what
+holds training back is that they share the host, not either of them."""
+
+
+def shared_host(measurements: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Where the pipeline and the model each keep up alone but not together: the cores the
+    job kept busy while training, and about how many it would need to train at its compute
+    ceiling (the same work per sample, at the ceiling's rate). None where one of them is the
+    limit, or the figures are missing."""
+    pipeline = _rate(measurements, "pipeline_samples_per_s")
+    ceiling = _rate(measurements, "ceiling_samples_per_s")
+    training = _rate(measurements, "training_samples_per_s")
+    if pipeline is None or ceiling is None or training is None:
+        return None
+    if pipeline < SHARED_HOST_MARGIN * training or ceiling < SHARED_HOST_MARGIN * training:
+        return None
+    found: dict[str, Any] = {"ceiling_over_training": round(ceiling / training, 2)}
+    host = measurements.get("host") if isinstance(measurements.get("host"), Mapping) else {}
+    cores, busy = host.get("cpu_count"), _rate(measurements, "host_cpu_percent")
+    if isinstance(cores, int) and cores > 0 and busy is not None:
+        used = busy / 100 * cores
+        found.update(
+            cores=cores,
+            busy_cores=round(used, 1),
+            cores_needed=round(used * ceiling / training, 1),
+            derivation="cores busy while training x ceiling / training",
+        )
+    return found
+
+
+def next_step(
+    measurements: Mapping[str, Any], verdict: str | None, best_gain: float | None = None
+) -> str | None:
+    """Which of the three steps the job is at, and why, from the verdict, what the check saw
+    of the devices and the precision policy, and the largest end-to-end gain a fix measured
+    (``best_gain``): no step says "fix the input pipeline" when no fix pays for training."""
     if verdict is None:
         return None
+    shared = shared_host(measurements) if verdict == "balanced" else None
+    if shared is not None:
+        return _shared_host_step(shared, best_gain)
     if verdict in ("input-bound", "balanced"):
         return (
             f"step 1 of 3, {STEPS[0]}: training waits for its input, so neither mixed "
@@ -182,4 +219,30 @@ def next_step(measurements: Mapping[str, Any], verdict: str | None) -> str | Non
         f"step 3 of 3, {STEPS[2]}: the input keeps up and {done}; more devices can help now, "
         "by as much as the scaling efficiency allows (`check --devices N` shows whether the "
         "input would still keep up)"
+    )
+
+
+def _shared_host_step(shared: Mapping[str, Any], best_gain: float | None) -> str:
+    """Step 1 where the pipeline and the model compete for the host: a fix measured to pay for
+    training comes first; without one, the host itself is what to change."""
+    from pipedoctor.diagnosis import WORTH_FIXING
+
+    need = ""
+    if "cores_needed" in shared:
+        need = (
+            f"; the job kept {shared['busy_cores']:g} of the host's {shared['cores']} cores busy "
+            f"and needs about {max(shared['cores_needed'], shared['busy_cores']):.0f} to train "
+            "at its compute ceiling"
+        )
+    if best_gain is not None and best_gain >= WORTH_FIXING:
+        return (
+            f"step 1 of 3, {STEPS[0]}: the pipeline and the model each keep up alone but "
+            f"compete for the host{need}; the first fix below measured x{best_gain:.2f} for "
+            "training, by leaving the model more of the host"
+        )
+    return (
+        "step 1 of 3, free the host: the pipeline and the model each keep up alone but "
+        f"compete for the host{need}; no fix of the pipeline measured a gain for training, so "
+        "give the job more cores, or move its input work off this host (tf.data service), "
+        "before adding devices"
     )

@@ -294,6 +294,8 @@ class Uses:
     """A library the dataset is handed to that batches and prefetches it itself."""
     returned_by: str = ""
     """The function that returns it to callers outside the file, when that is its end."""
+    distributed: bool = False
+    """A ``tf.distribute`` strategy distributes it: its iterators prefetch to each device."""
     training_flag: bool = False
     """That function takes a flag that says training (``is_training``, ``mode``): the
     dataset it builds trains on one of its paths."""

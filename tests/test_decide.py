@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipedoctor.checker import build_report
-from pipedoctor.decide import decide, duration
+from pipedoctor.decide import decide, duration, next_step, shared_host
 from pipedoctor.render.text import render_text
 from pipedoctor.rules import ALL_RULES
 
@@ -86,7 +86,6 @@ def test_durations_read_at_a_glance() -> None:
 
 
 def test_the_next_step_follows_input_then_precision_then_devices() -> None:
-    from pipedoctor.decide import next_step
 
     assert next_step(INPUT_BOUND, "input-bound").startswith("step 1 of 3, fix the input")
     on_gpu = {**INPUT_BOUND, "gpus": [{"index": 0}], "mixed_precision": "float32"}
@@ -96,3 +95,25 @@ def test_the_next_step_follows_input_then_precision_then_devices() -> None:
     assert "no GPU was seen" in next_step(INPUT_BOUND, "compute-bound")
     text = render_text(build_report(INPUT_BOUND, [], ALL_RULES))
     assert "Next step: step 1 of 3, fix the input pipeline" in text
+
+
+def test_a_shared_host_is_its_own_step_with_the_cores_it_needs() -> None:
+    """Pipeline and model each fast enough alone, training at 64% of the ceiling on 2 busy
+    cores: the step is the host, not the pipeline, unless a fix measured a gain for training."""
+    shared = {
+        "pipeline_samples_per_s": 267_281.0,
+        "ceiling_samples_per_s": 8_235.0,
+        "training_samples_per_s": 5_236.0,
+        "host_cpu_percent": 93.0,
+        "host": {"cpu_count": 2},
+    }
+    found = shared_host(shared)
+    assert found is not None and found["busy_cores"] == 1.9 and found["cores_needed"] == 2.9
+    step = next_step(shared, "balanced", 1.0)
+    assert step.startswith("step 1 of 3, free the host") and "needs about 3" in step
+    assert "fix the input pipeline" not in step
+    paying = next_step(shared, "balanced", 1.6)
+    assert paying.startswith("step 1 of 3, fix the input pipeline") and "x1.60" in paying
+    slow_pipeline = {**shared, "pipeline_samples_per_s": 5_500.0}
+    assert shared_host(slow_pipeline) is None
+    assert next_step(slow_pipeline, "balanced", 1.0).startswith("step 1 of 3, fix the input")

@@ -46,21 +46,22 @@ def test_confidence_is_a_function_of_the_evidence() -> None:
             "def make(path):\n    return tf.data.TextLineDataset(path).map(tf.strings.split)\n",
             False,
         ),
-        (  # named for training, or taking a flag that says so: the training path is there
+        (  # named for training, or taking a flag that says so: still only a name, no caller
             "def train_input_fn(path):\n"
             "    return tf.data.TextLineDataset(path).map(tf.strings.split)\n",
-            True,
+            False,
         ),
         (
             "def input_fn(path, is_training):\n"
             "    return tf.data.TextLineDataset(path).map(tf.strings.split)\n",
-            True,
+            False,
         ),
-        (  # a factory of input functions
+        (  # a factory of input functions, and a caller that trains on what it makes
             "def make_input_fn(path, mode):\n"
             "    def input_fn():\n"
             "        return tf.data.TextLineDataset(path).map(tf.strings.split)\n"
-            "    return input_fn\n",
+            "    return input_fn\n"
+            "estimator.train(input_fn=make_input_fn('train.csv', 'train'))\n",
             True,
         ),
     ],

@@ -27,7 +27,7 @@ from pipedoctor.rules import ALL_RULES  # noqa: E402
 
 PIPELINE = """import tensorflow as tf
 
-ds = tf.data.Dataset.range(1000).map(lambda x: tf.strings.as_string(x))
+ds = tf.data.TextLineDataset("train.csv").map(lambda x: tf.strings.split(x, ","))
 ds = ds.batch(32)
 tf.keras.Sequential().fit(ds)
 """
@@ -58,6 +58,21 @@ def test_each_hunk_is_headed_by_the_gain_measured_for_it(tmp_path: Path) -> None
     assert any("PD101: x1.20 end to end, measured" in h for h in headers)
     assert result.run.diff.startswith("--- a/train.py\n+++ b/train.py\n")
     assert result.projected == 2.5
+
+
+def test_a_fix_measured_to_buy_nothing_for_training_is_not_written(tmp_path: Path) -> None:
+    """Pipeline and model sharing a host: the fixes measured x1.0 end to end are left alone,
+    with the figure, so the patch agrees with the report's "Next step"."""
+    script = tmp_path / "train.py"
+    script.write_text(PIPELINE)
+    report = measured_report(script, {"PD102": 1.01, "PD101": 1.3})
+    result = plan_fixes(report, relint, tmp_path, unsafe=False, write=True)
+    assert {e.rule for e in result.run.edits} == {"PD101"}
+    assert any(
+        f.rule == "PD102" and "x1.01 for training: nothing to gain" in why
+        for f, why in result.run.skipped
+    )
+    assert "num_parallel_calls" not in script.read_text() and ".prefetch(" in script.read_text()
 
 
 def test_only_files_inside_the_working_directory_are_fixed(tmp_path: Path) -> None:

@@ -142,6 +142,25 @@ def prefetches(stage: Stage) -> bool:
     )
 
 
+RUNS_AHEAD = frozenset({"map_and_batch", "parallel_interleave"})
+"""Fused or parallel stages that keep a buffer of finished elements on background threads."""
+
+
+def runs_ahead(pipeline: Pipeline) -> bool:
+    """Static: the pipeline's last working stage already computes ahead of the step on
+    background threads (a parallel ``map``, ``batch`` or ``interleave``, ``map_and_batch``),
+    keeping a buffer the step reads from: a ``prefetch`` after it adds little, and the
+    message that each step waits while its batch is prepared would be false."""
+    for stage in reversed(pipeline.stages):
+        if stage.op in ("with_options", "repeat", "take", "skip"):
+            continue
+        if stage.op in RUNS_AHEAD:
+            return True
+        parallel = stage.op in (*MAPS, *BATCHES, "interleave")
+        return parallel and not sequential(stage.param("num_parallel_calls"))
+    return False
+
+
 def generated(pipeline: Pipeline) -> bool:
     """Static: elements made in place (``from_tensors(0).repeat().map(noise)``), nothing to
     wait for."""
@@ -204,6 +223,8 @@ def missing_prefetch(context: Context) -> Iterator[Hit]:
         ]  # fmt: skip
         if prefetched and not after:
             continue
+        if not prefetched and context.scope == "static" and runs_ahead(pipeline):
+            continue  # its last stage computes ahead on background threads already
         found = context.evidence(
             facts.trains(pipeline),
             facts.real_data(pipeline),
@@ -248,7 +269,7 @@ def sequential_map_hits(context: Context) -> Iterator[Hit]:
         ):
             continue
         found = context.evidence(
-            facts.trains(pipeline), facts.work(stage), facts.real_data(pipeline)
+            facts.trains(pipeline), facts.work(stage, pipeline), facts.real_data(pipeline)
         )
         if found is not None:
             yield Hit(
@@ -312,7 +333,9 @@ def parallelism_pays(pipeline: Pipeline, stage: Stage, name: str, value: int) ->
     if name == "buffer_size":
         if any(prefetches(s) for s in pipeline.earlier(stage)):
             return None  # a factory already prefetched: a second buffer adds nothing
-        return shown("work", "a fixed buffer at the end of the pipeline")
+        return assumed("work", "whether a deeper buffer than this pays depends on the step")
+    if name == "num_parallel_batches":  # already batch size x N calls at once
+        return assumed("work", "it runs N whole batches of calls at once already")
     if name == "num_parallel_reads":
         files = stage.param("filenames") or stage.param("file_pattern")
         if isinstance(files, Files) and files.count is not None and value >= files.count:
@@ -320,7 +343,7 @@ def parallelism_pays(pipeline: Pipeline, stage: Stage, name: str, value: int) ->
         return shown("work", "reads files")
     if stage.op == "tfds.load" or stage.op in RECORD_READERS:
         return shown("work", "reads files")
-    return facts.work(stage)
+    return facts.work(stage, pipeline)
 
 
 @detector("PD104")
@@ -433,6 +456,8 @@ def missing_cache_hits(context: Context) -> Iterator[Hit]:
             continue
         for stage in walked:
             decodes = stage.op in MAPS and stage.fn is not None and stage.fn.decodes
+            if decodes and stage.fn.random and not context.measurements:  # type: ignore[union-attr]
+                continue  # a cache after it would freeze its random draws (PD107's case)
             if not (decodes or stage.op in DECODING_FACTORIES):
                 continue
             what = "decodes" if decodes else "loads and decodes files"

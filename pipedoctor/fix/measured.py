@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from pipedoctor.diagnosis import NO_GAIN
 from pipedoctor.fix.edits import CacheMove, Edit, FixError, Moves, apply_text
 from pipedoctor.fix.run import FixRun, fix_report
 from pipedoctor.report import Finding, Report
@@ -64,6 +65,21 @@ def in_working_directory(report: Report, cwd: Path) -> tuple[Report, list[tuple[
             continue
         inside.append(replace(finding, path=relative.as_posix()))
     return Report(findings=inside), outside
+
+
+def paying(report: Report) -> tuple[Report, list[tuple[Finding, str]]]:
+    """The findings whose fix the check did not measure to buy nothing for training, and the
+    others with the figure: a fix that pays nothing end to end is not written, so the patch,
+    the report's "Next step" and its ranked fixes give one answer."""
+    kept: list[Finding] = []
+    left: list[tuple[Finding, str]] = []
+    for finding in report.findings:
+        gain = finding.end_to_end_gain
+        if gain is not None and gain < NO_GAIN:
+            left.append((finding, f"measured x{gain:.2f} for training: nothing to gain"))
+        else:
+            kept.append(finding)
+    return replace(report, findings=kept), left
 
 
 def cache_entry(finding: Finding, whatif: list[dict]) -> dict | None:
@@ -144,6 +160,8 @@ def plan_fixes(
     """The fixes for the report's findings inside ``cwd``: shown as a diff whose hunks carry
     the measured gains, and written when ``write``."""
     inside, outside = in_working_directory(report, cwd)
+    inside, unpaid = paying(inside)
+    outside += unpaid
     inside, unplaced, moves = placed_caches(inside, report.measurements.get("whatif") or [], cwd)
     outside += unplaced
     originals = {}

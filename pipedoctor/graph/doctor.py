@@ -25,8 +25,11 @@ class GraphDiagnosis:
 def measured(finding: Finding, gain: float | None, end_to_end: float | None) -> Finding:
     """The finding with its measured gain. Rules stand on measurements where they exist: a fix
     that measurably gains nothing becomes ``info`` and says so, and an ``info`` finding whose
-    fix measurably speeds training up becomes a ``warning``."""
-    finding = replace(finding, gain=gain, end_to_end_gain=end_to_end)
+    fix measurably speeds training up becomes a ``warning``. What the source left to assume
+    (whether the dataset trains, the data is real) the measurement shows: it is ``high``."""
+    finding = replace(
+        finding, gain=gain, end_to_end_gain=end_to_end, confidence="high", evidence=()
+    )
     if end_to_end is not None and end_to_end >= WORTH_FIXING and finding.severity is Severity.INFO:
         finding = replace(finding, severity=Severity.WARNING)
     if gain is not None and gain < NO_GAIN:

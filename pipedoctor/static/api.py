@@ -281,8 +281,44 @@ _STRING_STRUCTURE = frozenset(
     {"to_hash_bucket", "to_hash_bucket_fast", "to_hash_bucket_strong", "length", "to_number"}
 )
 """``tf.strings`` ops that do one small thing to one string: hashing a key is no real work."""
-_CHEAP_IMAGE = frozenset({"convert_image_dtype", "per_image_standardization", "rgb_to_grayscale"})
-"""``tf.image`` ops that are arithmetic on the pixels, as cheap on a batch as any cast."""
+_CHEAP_IMAGE = frozenset(
+    {
+        "convert_image_dtype",
+        "per_image_standardization",
+        "rgb_to_grayscale",
+        "grayscale_to_rgb",
+        "flip_left_right",
+        "flip_up_down",
+        "random_flip_left_right",
+        "random_flip_up_down",
+        "stateless_random_flip_left_right",
+        "stateless_random_flip_up_down",
+        "rot90",
+        "transpose",
+        "adjust_brightness",
+        "adjust_contrast",
+        "adjust_saturation",
+        "adjust_hue",
+        "adjust_gamma",
+        "random_brightness",
+        "random_contrast",
+        "random_saturation",
+        "random_hue",
+        "stateless_random_brightness",
+        "stateless_random_contrast",
+        "stateless_random_saturation",
+        "stateless_random_hue",
+    }
+)
+"""``tf.image`` ops that are arithmetic on the pixels or a reordering of them (flips,
+brightness, contrast): element-wise, as cheap as any cast. Resizing, cropping with
+resampling and decoding are work."""
+CHEAP_RANDOM_LAYERS = frozenset(
+    {"RandomFlip", "RandomBrightness", "RandomContrast", "RandomGrayscale", "RandomHue"}
+    | {"RandomSaturation"}
+)
+"""Keras augmentation layers that are element-wise on the pixels (their resampling kin,
+``RandomRotation``, ``RandomZoom``, ``RandomTranslation``, are work)."""
 WORK_LAYERS = {
     "TextVectorization": "tokenises text",
     "StringLookup": "looks strings up in a vocabulary",

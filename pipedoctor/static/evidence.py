@@ -15,6 +15,8 @@ measured, and the detectors ask none of these questions (see ``detectors.pipelin
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pipedoctor.evidence import Evidence, assumed, shown
 from pipedoctor.pipeline import DECODING_FACTORIES, RECORD_READERS, Files, Pipeline, Stage
 from pipedoctor.static.flow import EVALUATION_WORDS, TRAINING_WORDS, words
@@ -61,19 +63,30 @@ def trains(pipeline: Pipeline) -> Evidence | None:
         return None
     how = uses.reached("unknown") if uses else ""
     named = words(uses.returned_by) if uses and uses.returned_by else set()
-    if named & TRAINING_WORDS or uses and uses.training_flag:
-        return shown("trains", f"{how}, named for training" if how else "named for training")
     if named & EVALUATION_WORDS - VALIDATION_WORDS:
         return None  # ``eval_input_fn``, ``make_test_dataset``: evaluation, not training
+    if named & TRAINING_WORDS or uses and uses.training_flag:  # a name is no caller
+        how = f"{how}; named for training, but its callers are not in this file"
     return assumed("trains", how or "its end is not in this file")
 
 
-def work(stage: Stage) -> Evidence | None:
+PER_BATCH_WORK = ("decodes", "parses", "reads files", "runs Python", "runs string ops")
+"""Work that stays per element when its map runs on a whole batch: what the batch's
+vectorised ops (flips, brightness, resize of a batch) do not make cheap."""
+
+
+def work(stage: Stage, pipeline: Pipeline | None = None) -> Evidence | None:
     """The stage's function does real work per element: decodes, parses, reads files, runs
     image, signal or string ops, Python, a tokeniser or a lookup (shown); calls what the
     analysis cannot see (assumed); only sets shapes, casts, restructures or does arithmetic
-    (None)."""
+    (None). After ``batch`` it runs once per batch, where only the work that is still done
+    element by element (decoding, parsing, Python, strings) counts."""
     fn = stage.fn
+    if fn is not None and pipeline is not None and fn.work and after_batch(pipeline, stage):
+        kept = tuple(w for w in fn.work if w.startswith(PER_BATCH_WORK))
+        if not kept and not fn.unseen and fn.known:
+            return None
+        fn = replace(fn, work=kept)
     if fn is None:
         if stage.op in RECORD_READERS or stage.op in DECODING_FACTORIES:
             return shown("work", "reads files")
@@ -90,24 +103,15 @@ def work(stage: Stage) -> Evidence | None:
     return assumed("work", f"calls {unseen}, whose cost the analysis cannot see")
 
 
-def _unused_pipeline_work(pipeline: Pipeline) -> Evidence:
-    """Some stage of the pipeline does real work per element (reads files, decodes, runs a
-    Python generator, a real-work function), so there is something for a prefetch to overlap
-    with the step; a pipeline that only slices arrays in memory has little (assumed)."""
-    unseen: Evidence | None = None
-    for stage in pipeline.walk():
-        if stage.op in FILE_SOURCES or stage.op == "tfds.load":
-            return shown("work", f"reads files (`{stage.op}`)")
-        if stage.op == "from_generator":
-            return shown("work", "runs a Python generator")
-        if stage.fn is not None:
-            found = work(stage)
-            if found is not None and found.shown:
-                return found
-            unseen = unseen or found
-    if unseen is not None:
-        return unseen
-    return assumed("work", "it only slices data already in memory")
+def after_batch(pipeline: Pipeline, stage: Stage) -> bool:
+    """Whether ``stage`` gets whole batches: a ``batch`` comes before it, with no ``unbatch``
+    in between."""
+    for upstream in pipeline.earlier(stage):
+        if upstream.op == "unbatch":
+            return False
+        if upstream.op in ("batch", "padded_batch", "ragged_batch", "map_and_batch"):
+            return True
+    return False
 
 
 def several_files(files: Files) -> Evidence | None:
@@ -199,8 +203,8 @@ def library_leaves_it(pipeline: Pipeline) -> Evidence | None:
     that does (a KerasHub task's ``fit``) shows otherwise (None); a dataset whose source is
     outside this file may come prefetched (assumed)."""
     uses = pipeline.uses
-    if uses is not None and uses.handled_by:
-        return None
+    if uses is not None and (uses.handled_by or uses.distributed):
+        return None  # a KerasHub task, or a strategy's iterator prefetching to each device
     if pipeline.source.op == "external":
         return assumed("library", "the dataset is made outside this file")
     return shown("library", "the whole pipeline is in this file")

@@ -356,6 +356,7 @@ class DataFlow:
             one_epoch=bool(counts) and all(n == 1 for n in counts),
             handled_by=self.handled.get(key, ""),
             returned_by=self.returned.get(key, ("", False))[0],
+            distributed=key in self.distributed,
             training_flag=self.returned.get(key, ("", False))[1],
         )
 

@@ -142,6 +142,8 @@ class FunctionInspector:
             if callee.name in api.WORK_LAYERS:
                 return [(True, f"{api.WORK_LAYERS[callee.name]} (`{callee.name}`)")]
             if callee.get("random"):
+                if callee.name in api.CHEAP_RANDOM_LAYERS:
+                    return []
                 return [(True, f"augments images (`{callee.name}`)")]
             return [(False, f"layer `{callee.name}`")]
         if isinstance(callee, Obj) and callee.kind == "model":

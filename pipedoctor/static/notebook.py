@@ -54,11 +54,13 @@ _AUTOMAGIC = re.compile(
 )
 """IPython commands usable without ``%`` (automagic), when the line is no Python statement."""
 EXERCISE = re.compile(
-    r"your code|start code here|fill in|fill me|replace (?:this|none)|<your|_{3,}|\btodo\b",
+    r"your code|start code here|fill in|fill me|replace (?:this|none)|<your|_{3,}|\btodo\b"
+    r"|[=(,\[]\s*\?\?|\?\?\s*[,)\]]",  # ``Input(??)``: a blank, not IPython's ``obj??``
     re.IGNORECASE,
 )
-"""What a lesson's exercise blank says (``x = # YOUR CODE HERE``, ``None  # TODO``): a cell
-left for the student to complete is not meant to run as written."""
+"""What a lesson's exercise blank says (``x = # YOUR CODE HERE``, ``None  # TODO``,
+``Dense(128, activation=??)``): a cell left for the student to complete is not meant to run as
+written."""
 _HELP = re.compile(r"^\s*\?\??[\w.]+\s*$|^\s*[\w.()\[\]]+\?\??\s*$")
 
 

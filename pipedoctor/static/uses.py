@@ -245,6 +245,7 @@ class DatasetUses:
         self.flow.use(x, "training", self.where(node, "`fit`"), epochs, handled)
         steps = kwargs.get("validation_steps")
         one_batch = isinstance(steps, Const) and isinstance(steps.value, int) and steps.value <= 1
+        one_batch |= given is not None and epochs == 1  # validated once, after the one epoch
         self.flow.use(  # one batch an epoch (``validation_steps=1``) is a look, not a stream
             kwargs.get("validation_data", OPAQUE),
             "inspection" if one_batch else "validation",

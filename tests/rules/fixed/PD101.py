@@ -238,5 +238,6 @@ def trees(frame):
 def tf1_contrib_input_fn(files):
     # TF1's contrib spelling of map_and_batch is the same op as tf.data.experimental's
     ds = tf.data.TFRecordDataset(files, num_parallel_reads=4)
-    # ruleid[medium]: PD101
-    return ds.apply(tf.contrib.data.map_and_batch(tf.io.parse_tensor, batch_size=32)).prefetch(AUTO)
+    # map_and_batch computes its batches ahead on background threads: no step waits on it
+    # ok: PD101
+    return ds.apply(tf.contrib.data.map_and_batch(tf.io.parse_tensor, batch_size=32))
