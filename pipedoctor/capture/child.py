@@ -34,6 +34,10 @@ FIT_POSITIONAL = ("epochs", "verbose", "callbacks", "validation_split", "validat
 """``Model.fit``'s parameters after ``batch_size``, in order."""
 
 
+KERAS_NOT_TRAINING = ("evaluate", "predict", "predict_on_batch", "test_on_batch")
+"""Keras model methods that run the model without training it."""
+
+
 def stop_script() -> NoReturn:
     """End the script here and now, once the check has said what it found. Not an exception:
     one would unwind through the script's own ``finally`` (a ``model.save`` there would
@@ -110,6 +114,8 @@ class Capture:
         """Where each Keras distribution was set, by the distribution's id."""
         self.key_sites: dict[tuple[int, str], Any] = {}
         """Where each ``LayoutMap`` key was written, by the map's id and the key."""
+        self.not_training = 0
+        """How deep the script is in Keras's own ``evaluate``/``predict`` calls (no training)."""
 
     def stop(self) -> NoReturn:
         """End the script now (``stop_script``). A harness that runs scripts in its own
@@ -152,6 +158,8 @@ class Capture:
 
         fit.__wrapped__ = original_fit  # type: ignore[attr-defined]
         keras.Model.fit = fit
+        for name in KERAS_NOT_TRAINING:
+            self.wrap_not_training(keras.Model, name)
 
         original_init = keras.Model.__init__
 
@@ -165,7 +173,7 @@ class Capture:
         original_apply = optimizer_cls.apply
 
         def apply(optimizer: Any, *args: Any, **kw: Any) -> Any:
-            if not capture.done:
+            if not capture.done and not capture.not_training:
                 capture.on_loop_step()
             return original_apply(optimizer, *args, **kw)
 
@@ -173,6 +181,23 @@ class Capture:
         optimizer_cls.apply = apply
         if hasattr(keras, "distribution"):
             self.install_distribution(keras.distribution)
+
+    def wrap_not_training(self, cls: type, name: str) -> None:
+        """While Keras evaluates or predicts (a baseline before ``fit``, as tutorials print),
+        the datasets it distributes for itself start no measurement: training starts at
+        ``fit`` or at a loop that applies gradients."""
+        original = getattr(cls, name)
+        capture = self
+
+        def not_training(model: Any, *args: Any, **kw: Any) -> Any:
+            capture.not_training += 1
+            try:
+                return original(model, *args, **kw)
+            finally:
+                capture.not_training -= 1
+
+        not_training.__wrapped__ = original  # type: ignore[attr-defined]
+        setattr(cls, name, not_training)
 
     def install_distribution(self, api: Any) -> None:
         """Record where the script sets its distribution and each ``LayoutMap`` key, so that
@@ -213,7 +238,7 @@ class Capture:
 
         def distribute(strategy: Any, dataset: Any, *args: Any, **kw: Any):
             distributed = original_distribute(strategy, dataset, *args, **kw)
-            if not capture.done:
+            if not capture.done and not capture.not_training:
                 capture.done = True
                 capture.where = sites.user_site()
                 capture.time_loop(
@@ -228,7 +253,7 @@ class Capture:
 
         def from_function(strategy: Any, dataset_fn: Any, *args: Any, **kw: Any):
             distributed = original_from_function(strategy, dataset_fn, *args, **kw)
-            if not capture.done:
+            if not capture.done and not capture.not_training:
                 capture.done = True
                 capture.where = sites.user_site()
                 context = tf.distribute.InputContext(
