@@ -231,7 +231,7 @@ def _shared_host_step(shared: Mapping[str, Any], best_gain: float | None) -> str
     if "cores_needed" in shared:
         need = (
             f"; the job kept {shared['busy_cores']:g} of the host's {shared['cores']} cores busy "
-            f"and needs about {max(shared['cores_needed'], shared['busy_cores']):.0f} to train "
+            f"and needs about {max(shared['cores_needed'], shared['busy_cores']):.1f} to train "
             "at its compute ceiling"
         )
     if best_gain is not None and best_gain >= WORTH_FIXING:

@@ -110,7 +110,7 @@ def test_a_shared_host_is_its_own_step_with_the_cores_it_needs() -> None:
     found = shared_host(shared)
     assert found is not None and found["busy_cores"] == 1.9 and found["cores_needed"] == 2.9
     step = next_step(shared, "balanced", 1.0)
-    assert step.startswith("step 1 of 3, free the host") and "needs about 3" in step
+    assert step.startswith("step 1 of 3, free the host") and "needs about 2.9" in step
     assert "fix the input pipeline" not in step
     paying = next_step(shared, "balanced", 1.6)
     assert paying.startswith("step 1 of 3, fix the input pipeline") and "x1.60" in paying
