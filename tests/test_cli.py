@@ -14,7 +14,7 @@ from pipedoctor.rules import load_catalog
 BAD = """\
 import tensorflow as tf
 
-ds = tf.data.TextLineDataset("data/train.csv")
+ds = tf.data.TextLineDataset(tf.io.gfile.glob("data/part-*.csv"), num_parallel_reads=-1)
 ds = ds.map(lambda x: tf.strings.split(x, ","))
 ds = ds.batch(10)
 tf.keras.Sequential().fit(ds, epochs=5)
@@ -23,7 +23,7 @@ tf.keras.Sequential().fit(ds, epochs=5)
 GOOD = """\
 import tensorflow as tf
 
-ds = tf.data.TextLineDataset("data/train.csv").batch(10)
+ds = tf.data.TextLineDataset(tf.io.gfile.glob("data/part-*.csv"), num_parallel_reads=-1).batch(10)
 ds = ds.prefetch(tf.data.AUTOTUNE)
 tf.keras.Sequential().fit(ds, epochs=5)
 """

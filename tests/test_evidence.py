@@ -14,7 +14,10 @@ import pytest
 from pipedoctor import lint
 from pipedoctor.evidence import Evidence, confidence
 
-HEAD = "import tensorflow as tf\nimport keras\nimport numpy as np\nmodel = keras.Sequential()\n"
+HEAD = (
+    "import tensorflow as tf\nimport keras\nimport numpy as np\n"
+    "import tensorflow_datasets as tfds\nmodel = keras.Sequential()\n"
+)
 
 
 def findings(source: str, rule: str) -> list:
@@ -131,8 +134,8 @@ def test_several_files_are_shown_assumed_or_not_there(files: str, several: bool 
     "arrays, real",
     [
         ("keras.datasets.mnist.load_data()[0]", True),
-        ("dict(pd.read_csv('taxi-train.csv'))", True),
-        ("np.load('features.npy')", True),
+        ("dict(pd.read_csv('taxi-train.csv'))", False),  # a file: its size is not seen
+        ("np.load('features.npy')", False),
         ("features", False),  # a parameter: origin and size not seen
         ("np.random.uniform(size=(100_000, 8))", None),  # made up, at any size
         ("dict(pd.read_csv('iris.csv'))", None),  # a data set lessons use for its smallness
@@ -149,6 +152,18 @@ def test_the_data_is_more_than_a_toy(arrays: str, real: bool | None) -> None:
     )
     found = facts(source, "PD101")
     assert (None if found is None else found["data"]) is real
+
+
+def test_shards_show_real_data_where_one_file_does_not() -> None:
+    source = (
+        "ds = tf.data.TFRecordDataset({files}, num_parallel_reads=tf.data.AUTOTUNE)\n"
+        "ds = ds.map(tf.io.parse_tensor).batch(32).prefetch(tf.data.AUTOTUNE)\n"
+        "model.fit(ds, epochs=3)"
+    )
+    sharded = facts(source.format(files="tf.io.gfile.glob('data/train-*.tfrecord')"), "PD102")
+    assert sharded["data"] is True
+    one = facts(source.format(files="'data/train.tfrecord'"), "PD102")
+    assert one["data"] is False  # a few hundred records or millions: the code does not say
 
 
 def test_epochs_decide_whether_a_cache_or_its_order_matters() -> None:
@@ -238,7 +253,8 @@ def test_the_gate_reports_high_and_says_what_it_left_out(tmp_path: Path) -> None
         HEAD + "def make(path):\n    return tf.data.TextLineDataset(path).map(tf.strings.split)\n"
     )
     (tmp_path / "train.py").write_text(
-        HEAD + "ds = tf.data.TextLineDataset('a.csv').map(tf.strings.split)\nmodel.fit(ds)\n"
+        HEAD + "ds = tfds.load('imdb_reviews', split='train').map(tf.strings.split)\n"
+        "model.fit(ds)\n"
     )
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -252,12 +268,14 @@ def test_the_gate_reports_high_and_says_what_it_left_out(tmp_path: Path) -> None
 
     default = run()
     assert default.returncode == 1
-    assert "loader.py" not in default.stdout and "train.py:5:" in default.stdout
-    assert "1 more at lower confidence (medium: 1)" in default.stdout
-    wide = json.loads(run("--confidence", "medium", "--format", "json").stdout)
-    assert {(f["path"], f["confidence"]) for f in wide["findings"]} >= {("loader.py", "medium")}
-    text = run("--confidence", "medium").stdout
-    assert "[warning, medium confidence]" in text
+    assert "loader.py" not in default.stdout and "train.py:6:" in default.stdout
+    # the loader's dataset is returned to callers elsewhere, from a file of unseen size: low
+    assert "1 more at lower confidence (low: 1)" in default.stdout
+    assert json.loads(run("--confidence", "medium", "--format", "json").stdout)["findings"]
+    wide = json.loads(run("--confidence", "low", "--format", "json").stdout)
+    assert {(f["path"], f["confidence"]) for f in wide["findings"]} >= {("loader.py", "low")}
+    text = run("--confidence", "low").stdout
+    assert "[warning, low confidence]" in text
     assert "assumed: the dataset reaches training (returned from `make`" in text
     github = run("--format", "github").stdout
     assert "::notice title=pipedoctor::1 more finding at lower confidence" in github

@@ -28,7 +28,8 @@ from pipedoctor.static import interpreter
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = (
     "import tensorflow as tf\nimport functools\n"
-    "ds = tf.data.TFRecordDataset('data/train.tfrecord')\n"
+    "ds = tf.data.TFRecordDataset(tf.io.gfile.glob('data/train-*.tfrecord'), "
+    "num_parallel_reads=tf.data.AUTOTUNE)\n"
 )
 SLOW_MAP = "lambda x: tf.py_function(f, [x], tf.int64)"
 """A map function whose ``map`` draws PD102 and PD108: proof the analysis reached it."""
@@ -276,7 +277,8 @@ def test_suppressions_match_the_line_the_parser_counts(separator: str) -> None:
     line 4 was looked for on line 5."""
     text = (
         f"import tensorflow as tf\n# a{separator}b\n"
-        "ds = tf.data.TFRecordDataset('data/train.tfrecord')\n"
+        "ds = tf.data.TFRecordDataset(tf.io.gfile.glob('data/train-*.tfrecord'), "
+        "num_parallel_reads=tf.data.AUTOTUNE)\n"
         f"ds = ds.map({SLOW_MAP})  # pipedoctor: ignore[PD102]\n"
         "model.fit(ds)\n"
     )

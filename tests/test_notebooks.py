@@ -38,7 +38,7 @@ TRAINING = notebook(
     "files = !ls data/\ntf.data.Dataset?\n",
     "%%writefile train.py\nds = ds.map(lambda x: tf.strings.as_string(x))\n",
     "%%bash\nfor f in *.png; do echo $f; done\n",
-    "ds = tf.data.TextLineDataset('data/train.csv')\n"
+    "ds = tf.data.TextLineDataset(tf.io.gfile.glob('data/part-*.csv'), num_parallel_reads=-1)\n"
     "ds = ds.map(lambda x: tf.strings.as_string(x))\n"
     "ds = ds.batch(10)\n",
     "  # indented as a whole, as pasted\n"
@@ -126,7 +126,8 @@ def test_a_broken_cell_is_reported_and_the_rest_still_linted(tmp_path: Path) -> 
         notebook(
             "import tensorflow as tf\n",
             "batch_size = # YOUR CODE HERE\n",
-            "ds = tf.data.TextLineDataset('train.csv').map(lambda x: tf.strings.split(x))\n"
+            "ds = tf.data.TextLineDataset(tf.io.gfile.glob('part-*.csv'), num_parallel_reads=-1)"
+            ".map(lambda x: tf.strings.split(x))\n"
             "tf.keras.Sequential().fit(ds.batch(4).prefetch(tf.data.AUTOTUNE))\n",
         )
     )
@@ -222,7 +223,8 @@ def test_messages_point_at_cell_lines(tmp_path: Path) -> None:
     (tmp_path / "cache.ipynb").write_text(
         notebook(
             "import tensorflow as tf\nmodel = tf.keras.Sequential()\n",
-            "ds = tf.data.TextLineDataset('data/train.csv').shuffle(100)\n",
+            "ds = tf.data.TextLineDataset(tf.io.gfile.glob('data/part-*.csv'),"
+            " num_parallel_reads=-1).shuffle(100)\n",
             "ds = ds.cache().batch(10).prefetch(tf.data.AUTOTUNE)\nmodel.fit(ds, epochs=5)\n",
         )
     )

@@ -129,15 +129,16 @@ def several_files(files: Files) -> Evidence | None:
 
 
 def real_data(pipeline: Pipeline) -> Evidence | None:
-    """The data is more than a toy: read from files or a named data set of real size (shown);
-    arrays of unseen origin or size, a Python generator (assumed); a few hundred rows, random
-    or generated arrays, a data set lessons use for its smallness (None)."""
+    """The data is more than a toy: a named data set of real size (Keras's, a TFDS one),
+    sharded over several files (shown); files, arrays or a generator whose size the code does
+    not show (assumed: a file of a few hundred rows reads like any other); a few hundred rows,
+    random or generated arrays, a data set lessons use for its smallness (None)."""
     verdicts: list[Evidence | None] = []
     for stage in pipeline.walk():
         if stage.is_source:
             verdicts.append(_source_data(stage))
         elif stage.fn is not None and (stage.fn.reader or READS in stage.fn.calls):
-            return shown("data", "read from files")
+            verdicts.append(assumed("data", "read from files whose size is not in the code"))
     if any(v is None for v in verdicts) and not any(v is not None and v.shown for v in verdicts):
         return None
     found = [v for v in verdicts if v is not None]
@@ -147,7 +148,10 @@ def real_data(pipeline: Pipeline) -> Evidence | None:
 def _source_data(stage: Stage) -> Evidence | None:
     origin = stage.param("origin")
     if stage.op in FILE_SOURCES:
-        return shown("data", f"read from files (`{stage.op}`)")
+        files = stage.param("filenames") or stage.param("file_pattern")
+        if isinstance(files, Files) and files.shown_several:
+            return shown("data", "sharded over several files")
+        return assumed("data", f"read from files (`{stage.op}`) whose size is not in the code")
     if origin == "replay:buffer":
         return assumed("data", "samples of a replay buffer that an environment fills")
     if stage.op == "tfds.load":
@@ -166,7 +170,7 @@ def _source_data(stage: Stage) -> Evidence | None:
         if kind == "dataset":
             return shown("data", f"`{name}`")
         if kind == "file":
-            return shown("data", f"read from `{name}`")
+            return assumed("data", f"read from `{name}`, whose size is not in the code")
     elements = stage.param("elements")
     if isinstance(elements, int):
         if elements <= TINY_DATA:

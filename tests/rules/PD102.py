@@ -53,11 +53,11 @@ class Pipeline:
 Pipeline().map(double)
 
 
-def chained():
+def chained(image_paths):
     return (
-        tf.data.Dataset.from_tensor_slices(["a.jpg", "b.jpg"])
-        # returned to callers elsewhere: that it trains is assumed
-        # ruleid[medium]: PD102
+        tf.data.Dataset.from_tensor_slices(image_paths)
+        # returned to callers elsewhere, paths of unseen number: both assumed
+        # ruleid[low]: PD102
         .map(decode)
         .batch(2)
         .prefetch(AUTOTUNE)
@@ -90,8 +90,8 @@ def cached_after(paths):
 
 
 def inline_fit(paths):
-    # Inline in the call that trains: judged too.
-    # ruleid: PD102
+    # Inline in the call that trains: judged too (how many files it reads is not seen).
+    # ruleid[medium]: PD102
     model.fit(tf.data.Dataset.from_tensor_slices(paths).map(decode).batch(32), epochs=1)
 
 
@@ -105,7 +105,7 @@ def tfds_dict_dataset():
 def zipped(paths, masks):
     images = tf.data.Dataset.from_tensor_slices(paths)
     labels = tf.data.Dataset.from_tensor_slices(masks)
-    # ruleid: PD102
+    # ruleid[medium]: PD102
     pairs = tf.data.Dataset.zip((images.map(decode), labels))
     model.fit(pairs.batch(8).prefetch(AUTOTUNE), epochs=1)
 
