@@ -440,6 +440,13 @@ def run_check(args: argparse.Namespace) -> int:
         raise UsageError("--fix and --diff change the script's files: not with --run-after")
     if (args.fix or args.diff) and args.demo:
         raise UsageError("--fix and --diff write to your files: copy the demo to fix it")
+    if args.fix or args.diff:
+        from pipedoctor.fix.edits import require_libcst
+
+        try:  # before a minute of measuring, not after it
+            require_libcst()
+        except FixError as exc:
+            raise UsageError(str(exc)) from None
     script = demo_script() if args.demo else args.script
     if script is None:
         raise UsageError("check needs a SCRIPT (or --demo)")

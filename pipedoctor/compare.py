@@ -23,6 +23,10 @@ class CompareError(ValueError):
     """Nothing could be compared: the one-line reason."""
 
 
+FRACTIONS = r"acc|auc|precision|recall|f1|iou"
+"""Metric names Keras logs as fractions between 0 and 1 (accuracy, AUC, precision, recall)."""
+
+
 @dataclass(frozen=True)
 class Target:
     """``val_accuracy>=0.9``: a logged metric, a threshold and its direction."""
@@ -50,6 +54,11 @@ class Target:
             higher = not re.search(r"loss|error|mse|mae", name)
         else:
             higher = op == ">="
+        if re.search(FRACTIONS, name) and not 0 <= value <= 1:
+            raise CompareError(
+                f"--target {text!r}: {name} is a fraction between 0 and 1, so no run can reach "
+                f"{value:g} (for 90%, write {name}=0.9)"
+            )
         return cls(name, value, higher)
 
     def met(self, value: float) -> bool:

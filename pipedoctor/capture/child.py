@@ -69,9 +69,11 @@ def user_traceback(exc: BaseException) -> str:
     frames = [
         f
         for f in traceback.extract_tb(exc.__traceback__)
-        if not f.filename.startswith(PACKAGE_DIR) and Path(f.filename).name != "runpy.py"
+        if not f.filename.startswith(PACKAGE_DIR)
+        and Path(f.filename).name != "runpy.py"
+        and f.filename != "<frozen runpy>"  # runpy is frozen into the interpreter since 3.11
     ]
-    lines = ["Traceback (most recent call last):\n"]
+    lines = ["Traceback (most recent call last):\n"] if frames else []
     lines += traceback.format_list(frames)
     lines += traceback.format_exception_only(type(exc), exc)
     return "".join(lines)

@@ -535,7 +535,7 @@ def measured_cache(whatif: list[dict]) -> Iterator[Hit]:
             where,
             f"Up to this stage the pipeline does the same work every epoch and nothing caches "
             f"it: a `cache()` here holds {_mb(cache['bytes'])} ({cache['elements']:,} elements) "
-            f"{place}, filled in a first pass of {cache['fill_seconds']:.0f} s{moves}.",
+            f"{place}, filled in a first pass of {_took(cache['fill_seconds'])}{moves}.",
             fix=cache_fix(cache),
         )
 
@@ -560,6 +560,11 @@ def cache_fix(cache: dict) -> str:
     if dropped:
         fix += "; list the files without shuffling them (`shuffle=False`)"
     return fix + "."
+
+
+def _took(seconds: float) -> str:
+    """``under a second``, ``3 s``: how long a pass took, never "0 s"."""
+    return "under a second" if seconds < 1 else f"{seconds:,.0f} s"
 
 
 def _mb(size: float) -> str:

@@ -71,13 +71,13 @@ class Edit:
     """In a notebook: the cell the edit is in (``line`` counts in it)."""
 
 
-def _libcst():  # noqa: ANN202 - the module, imported only when a fix is asked for
+def require_libcst():  # noqa: ANN201 - the module, imported only when a fix is asked for
     try:
         import libcst
     except ImportError:
         raise FixError(
-            "fixing needs libcst, which keeps your formatting and comments: "
-            "pip install 'pipedoctor[fix]'"
+            "fixing needs libcst, which keeps your formatting and comments: pip install libcst "
+            "(it comes with the `tf` and `fix` extras)"
         ) from None
     return libcst
 
@@ -126,7 +126,7 @@ def plan(
     source is one notebook cell, its findings counted in it, and ``autotune`` how the
     notebook (whose imports may sit in another cell) names ``tf.data.AUTOTUNE``. ``moves``:
     what each measured cache moves (a cache is fixed only with every one of its moves)."""
-    cst = _libcst()
+    cst = require_libcst()
     try:
         module = cst.parse_module(source)
     except Exception as exc:  # noqa: BLE001 - libcst's parser errors have no common base
@@ -407,7 +407,7 @@ def plan_notebook(
     from pipedoctor.static.notebook import read_notebook
 
     joined = read_notebook(text)
-    autotune = autotune_expression(_libcst().parse_module(joined.text)) if joined else None
+    autotune = autotune_expression(require_libcst().parse_module(joined.text)) if joined else None
     edits: list[Edit] = []
     skipped: list[tuple[Finding, str]] = []
     for number, cell in enumerate(cells, start=1):

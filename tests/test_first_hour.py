@@ -1,0 +1,50 @@
+"""What a new user meets in the first hour, each a real process or the real code path: a
+script that does not compile, an impossible target, fixing without libcst, a cache filled in
+less than a second."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from pipedoctor.detectors.pipeline_rules import measured_cache
+
+
+def run(*args: str, cwd: Path, prelude: str = "") -> subprocess.CompletedProcess[str]:
+    code = f"import sys\n{prelude}\nfrom pipedoctor.cli import main\nsys.exit(main(sys.argv[1:]))"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+
+
+def test_a_script_that_does_not_compile_shows_its_own_lines_only(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("import tensorflow as tf\nx = (\n")
+    done = run("check", "train.py", "--quiet", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "SyntaxError: '(' was never closed" in done.stderr
+    assert "runpy" not in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("pipedoctor: error: the script raised")
+
+
+def test_an_impossible_target_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = run("compare", str(tmp_path), "--target", "val_accuracy=1.5", cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "fraction between 0 and 1" in done.stderr and "val_accuracy=0.9" in done.stderr
+
+
+def test_fixing_without_libcst_says_so_before_measuring(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("raise SystemExit('the script must not run')\n")
+    done = run(
+        "check", "train.py", "--diff", cwd=tmp_path, prelude="sys.modules['libcst'] = None"
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "fixing needs libcst" in done.stderr and "pip install libcst" in done.stderr
+    assert "must not run" not in done.stderr  # nothing was run or measured
+
+
+def test_a_cache_filled_in_under_a_second_says_so() -> None:
+    cache = {"kind": "memory", "bytes": 2e6, "elements": 1024, "fill_seconds": 0.2, "moves": []}
+    (hit,) = measured_cache([{"rule": "PD106", "gain": 3.0, "cache": cache}])
+    assert "filled in a first pass of under a second" in hit.message
+    assert "0 s" not in hit.message
