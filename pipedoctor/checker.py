@@ -111,6 +111,9 @@ def build_report(
 
     found = diagnosis.verdict(measurements, selection.params.get("PD301"))
     measurements = dict(measurements)
+    if found == diagnosis.INCONCLUSIVE:
+        limits = diagnosis.thresholds(selection.params.get("PD301"))
+        measurements["undecided"] = diagnosis.undecided(measurements, limits)
     if decision := decide(measurements, devices):
         measurements["decision"] = decision
     gains = [f.end_to_end_gain for f in file_findings if f.end_to_end_gain is not None]

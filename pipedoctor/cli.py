@@ -477,6 +477,14 @@ def run_check(args: argparse.Namespace) -> int:
     if (args.fix or args.diff) and checked.report.incomplete is None:
         return fix_measured(checked.report, script, config, args, fail_on)
     code = report_and_gate(checked.report, args, fail_on, args.min_ratio)
+    if checked.report.verdict == "inconclusive" and checked.report.incomplete is None:
+        undecided = checked.report.measurements.get("undecided") or {}
+        budget = math.ceil(args.timeout * float(undecided.get("longer") or 2))
+        sys.stderr.write(
+            "pipedoctor: error: inconclusive: the throughputs' intervals straddle the verdict's "
+            f"threshold; check again with --timeout {budget} or more\n"
+        )
+        return EXIT_ERROR
     if checked.report.incomplete is not None:
         sys.stderr.write(
             f"pipedoctor: error: the check is incomplete: {checked.report.incomplete}\n"

@@ -195,8 +195,8 @@ def next_step(
     """Which of the three steps the job is at, and why, from the verdict, what the check saw
     of the devices and the precision policy, and the largest end-to-end gain a fix measured
     (``best_gain``): no step says "fix the input pipeline" when no fix pays for training."""
-    if verdict is None:
-        return None
+    if verdict is None or verdict == "inconclusive":
+        return None  # no step before the figures decide
     shared = shared_host(measurements) if verdict == "balanced" else None
     if shared is not None:
         return _shared_host_step(shared, best_gain)

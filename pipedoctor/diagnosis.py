@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 INPUT_BOUND, COMPUTE_BOUND, BALANCED = "input-bound", "compute-bound", "balanced"
-VERDICTS = (INPUT_BOUND, COMPUTE_BOUND, BALANCED)
+INCONCLUSIVE = "inconclusive"
+"""The throughputs' intervals straddle a threshold the verdict turns on: no verdict yet."""
+VERDICTS = (INPUT_BOUND, COMPUTE_BOUND, BALANCED, INCONCLUSIVE)
 NO_GAIN = 1.05
 """Below this measured gain a fix is within noise of doing nothing."""
 WORTH_FIXING = 1.25
@@ -47,11 +49,40 @@ def verdict(measurements: dict[str, Any], params: dict[str, Any] | None = None) 
     limits = thresholds(params)
     if not pipeline or not ceiling or not training:
         return wait_verdict(measurements, limits)
+    if undecided(measurements, limits) is not None:
+        return INCONCLUSIVE
     if training >= limits["training_to_ceiling"] * ceiling:
         return COMPUTE_BOUND
     if pipeline < limits["pipeline_to_ceiling"] * ceiling:
         return INPUT_BOUND
     return BALANCED
+
+
+def undecided(measurements: dict[str, Any], limits: dict[str, float]) -> dict[str, Any] | None:
+    """Where a comparison the verdict turns on lies within the throughputs' intervals (95%,
+    relative half-widths added for a ratio): which one, and about how much longer the timing
+    must run for it to be decided (an interval narrows as the square root of the time).
+    ``None`` when every comparison the verdict needs is clear, or no interval was measured."""
+    rates = {n: measurements.get(f"{n}_samples_per_s") for n in ("pipeline", "ceiling", "training")}
+    cis = {n: measurements.get(f"{n}_ci") for n in rates}
+    steps = [("training", "training_to_ceiling")]
+    if rates["training"] < limits["training_to_ceiling"] * rates["ceiling"]:
+        steps.append(("pipeline", "pipeline_to_ceiling"))  # decided only below the first
+    for name, limit in steps:
+        if cis[name] is None or cis["ceiling"] is None:
+            continue
+        ratio = rates[name] / rates["ceiling"]
+        spread = cis[name] + cis["ceiling"]
+        gap = abs(ratio / limits[limit] - 1)
+        if gap <= spread:
+            return {
+                "compared": f"{name} / ceiling",
+                "ratio": round(ratio, 3),
+                "threshold": limits[limit],
+                "spread": round(spread, 3),
+                "longer": round(min((spread / max(gap, 0.01)) ** 2, 100.0), 1),
+            }
+    return None
 
 
 def wait_limit(limits: dict[str, float]) -> float:
@@ -100,6 +131,14 @@ def scaling_sentence(measurements: dict[str, Any], found: str | None) -> str:
             "limit, so more devices can help while the pipeline keeps ahead."
         )
     share = training / ceiling
+    if found == INCONCLUSIVE:
+        why = measurements.get("undecided") or undecided(measurements, thresholds()) or {}
+        return (
+            f"Inconclusive: {why.get('compared', 'a ratio')} is {why.get('ratio', 0):.2f} "
+            f"±{why.get('spread', 0):.0%} against the threshold {why.get('threshold', 0):g}, so "
+            f"the figures support no verdict yet; timing about x{why.get('longer', 1):g} longer "
+            "would decide (a longer --timeout)."
+        )
     if found == INPUT_BOUND:
         return (
             f"Training runs at {share:.0%} of what the model can do ({_n(training)} of "

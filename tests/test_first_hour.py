@@ -48,3 +48,29 @@ def test_a_cache_filled_in_under_a_second_says_so() -> None:
     (hit,) = measured_cache([{"rule": "PD106", "gain": 3.0, "cache": cache}])
     assert "filled in a first pass of under a second" in hit.message
     assert "0 s" not in hit.message
+
+
+def test_intervals_that_straddle_a_threshold_give_no_verdict() -> None:
+    """Training ±112% and the pipeline ±68% around the thresholds: no confident "balanced";
+    narrow intervals over the same rates decide."""
+    from pipedoctor import diagnosis
+    from pipedoctor.checker import build_report
+    from pipedoctor.rules import ALL_RULES
+
+    wide = {
+        "pipeline_samples_per_s": 9_000.0,
+        "ceiling_samples_per_s": 10_000.0,
+        "training_samples_per_s": 7_000.0,
+        "pipeline_ci": 0.68,
+        "ceiling_ci": 0.05,
+        "training_ci": 1.12,
+    }
+    report = build_report(wide, [], ALL_RULES)
+    assert report.verdict == diagnosis.INCONCLUSIVE
+    undecided = report.measurements["undecided"]
+    assert undecided["compared"] == "training / ceiling" and undecided["longer"] > 1
+    assert report.measurements["scaling"].startswith("Inconclusive: training / ceiling is 0.70")
+    assert "next_step" not in report.measurements.get("decision", {})
+    assert not any(f.rule == "PD301" for f in report.findings)
+    narrow = {**wide, "pipeline_ci": 0.02, "training_ci": 0.03, "ceiling_ci": 0.02}
+    assert build_report(narrow, [], ALL_RULES).verdict == diagnosis.BALANCED
