@@ -581,3 +581,18 @@ def test_paths_and_source_are_said_apart() -> None:
         pipedoctor.lint(sample, source=text)
     with pytest.raises(TypeError):
         pipedoctor.lint()
+
+
+def test_a_notebook_number_past_the_digit_limit_is_a_finding_and_the_rest_is_checked(
+    tmp_path: Path,
+) -> None:
+    """JSON holding an integer of more than 4,300 digits made Python's parser raise ValueError,
+    an internal error that left the other files unchecked."""
+    (tmp_path / "big.ipynb").write_text('{"cells": [], "nbformat_minor": ' + "9" * 5000 + "}")
+    (tmp_path / "train.py").write_text(HEADER + f"model.fit(ds.map({SLOW_MAP}), epochs=3)\n")
+    done = run("lint", str(tmp_path), "--format", "json")
+    assert done.returncode == 1, done.stderr
+    findings = json.loads(done.stdout)["findings"]
+    big = [f for f in findings if f["path"].endswith("big.ipynb")]
+    assert [f["rule"] for f in big] == ["PD000"] and "4300 digits" in big[0]["message"]
+    assert any(f["rule"] == "PD102" and f["path"].endswith("train.py") for f in findings)

@@ -19,9 +19,12 @@ called name to the end of the call, as the static front end reports it):
 from __future__ import annotations
 
 import ast
+import codecs
 import difflib
+import io
 import os
 import tempfile
+import tokenize
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -401,10 +404,12 @@ def plan_notebook(
     dump = _json_layout(text, data)
     if dump is None:
         raise FixError("its JSON layout would not survive being written again: left untouched")
-    cells = data.get("cells") if isinstance(data, dict) else None
-    if not isinstance(cells, list):
-        raise FixError("has no cells: left untouched")
-    from pipedoctor.static.notebook import read_notebook
+    from pipedoctor.static.notebook import NotebookError, cells_of, read_notebook, source_key
+
+    try:
+        cells = cells_of(data)  # nbformat 4's cells, or 3's, under its worksheets
+    except NotebookError:
+        raise FixError("has no cells: left untouched") from None
 
     joined = read_notebook(text)
     autotune = autotune_expression(require_libcst().parse_module(joined.text)) if joined else None
@@ -414,7 +419,8 @@ def plan_notebook(
         found = [f for f in findings if f.cell == number]
         if not found:
             continue
-        source = cell.get("source")
+        key = source_key(cell) if isinstance(cell, dict) else "source"
+        source = cell.get(key) if isinstance(cell, dict) else None
         lines = source if isinstance(source, list) else None
         code = "".join(source) if lines is not None else source
         if not isinstance(code, str) or cell.get("cell_type") != "code":
@@ -430,7 +436,7 @@ def plan_notebook(
         skipped += left
         edits += [replace(e, cell=number) for e in done]
         if done:
-            cell["source"] = fixed.splitlines(keepends=True) if lines is not None else fixed
+            cell[key] = fixed.splitlines(keepends=True) if lines is not None else fixed
     return dump(data), edits, skipped
 
 
@@ -439,6 +445,9 @@ def _json_layout(text: str, data: object) -> Callable[[object], str] | None:
     plain non-ASCII, sorted keys, a final newline), or ``None`` when no such way is found."""
     import json
 
+    if "\r\n" in text:  # JSON escapes the newlines in its strings: every raw one is layout
+        plain = _json_layout(text.replace("\r\n", "\n"), data)
+        return None if plain is None else (lambda value: plain(value).replace("\n", "\r\n"))
     second = text.split("\n", 2)[1] if text.count("\n") >= 2 else ""
     indent = (len(second) - len(second.lstrip(" "))) or None
     end = "\n" if text.endswith("\n") else ""
@@ -453,6 +462,33 @@ def _json_layout(text: str, data: object) -> Callable[[object], str] | None:
     return None
 
 
+@dataclass(frozen=True)
+class Encoded:
+    """How a file's text is held in bytes, so a fix writes back every byte it did not change:
+    its encoding (from a BOM or a PEP 263 cookie; ``utf-8-sig`` writes the BOM back) and its
+    line endings, kept as they are (the text is decoded without newline translation)."""
+
+    encoding: str = "utf-8"
+
+    def decode(self, data: bytes) -> str:
+        return data.decode(self.encoding)
+
+    def encode(self, text: str) -> bytes:
+        return text.encode(self.encoding)
+
+
+def read_source(path: Path) -> tuple[str, Encoded]:
+    """A file's text exactly as its bytes hold it, and how to write it back. Raises ``OSError``
+    or ``UnicodeDecodeError`` (or ``SyntaxError`` for a cookie naming no codec)."""
+    data = path.read_bytes()
+    if path.suffix == ".ipynb":
+        encoded = Encoded("utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8")
+    else:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoded = Encoded("utf-8-sig" if encoding == "utf-8-sig" else encoding)
+    return encoded.decode(data), encoded
+
+
 def unified_diff(path: str, before: str, after: str) -> str:
     """What ``--diff`` prints for one file."""
     return "".join(
@@ -463,23 +499,30 @@ def unified_diff(path: str, before: str, after: str) -> str:
     )  # fmt: skip
 
 
-def apply_text(path: Path, expected: str, fixed: str) -> None:
+def apply_text(path: Path, expected: str, fixed: str, encoded: Encoded | None = None) -> None:
     """Write ``fixed`` over ``path`` through a temporary file in the same folder and a rename,
-    keeping its permissions; refuse when the file changed since it was read (``expected``),
-    or when it cannot be written. Raises ``FixError`` with the reason."""
+    keeping its permissions and its bytes' encoding; refuse when the file changed since it was
+    read (``expected``), or when it cannot be written. Raises ``FixError`` with the reason."""
+    encoded = encoded or Encoded()
     try:
-        current = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise FixError(f"cannot read it again ({exc.strerror or exc})") from None
+        current = encoded.decode(path.read_bytes())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FixError(f"cannot read it again ({getattr(exc, 'strerror', None) or exc})") from None
     if current != expected:
         raise FixError("it changed since it was read: left as it is")
+    write_bytes(path, encoded.encode(fixed))
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Replace ``path``'s bytes through a temporary file in its folder and a rename, keeping
+    its permissions; ``FixError`` when it is read-only or cannot be written."""
     mode = path.stat().st_mode
     if not os.access(path, os.W_OK) or not mode & 0o222:  # no write bit: even root leaves it
         raise FixError("it is read-only: left as it is")
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(fixed)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
         os.chmod(temporary, mode & 0o7777)
         os.replace(temporary, path)
     except OSError as exc:
@@ -497,18 +540,24 @@ def apply(
     verify: Callable[[str], Sequence[Finding]] | None = None,
     write: bool = True,
     moves: Moves | None = None,
+    encoded: Encoded | None = None,
 ) -> tuple[str, list[Edit], list[tuple[Finding, str]]]:
     """Plan the fixes for one file, check the result still compiles and (with ``verify``, a
-    lint of the new text) that each fixed rule fires fewer times, then write it (``write``)."""
+    lint of the new text) that each fixed rule fires fewer times, then write it (``write``)
+    in the bytes' own encoding (``encoded``). A file too deeply nested for the fixer's
+    parser is left untouched, with the reason."""
     findings = list(findings)
-    if path.suffix == ".ipynb":
-        fixed, edits, skipped = plan_notebook(source, findings, safeties, unsafe=unsafe)
-    else:
-        try:
-            compile(source, str(path), "exec", dont_inherit=True)
-        except (SyntaxError, ValueError):
-            raise FixError("has a syntax error: left untouched") from None
-        fixed, edits, skipped = plan(source, findings, safeties, unsafe=unsafe, moves=moves)
+    try:
+        if path.suffix == ".ipynb":
+            fixed, edits, skipped = plan_notebook(source, findings, safeties, unsafe=unsafe)
+        else:
+            try:
+                compile(source, str(path), "exec", dont_inherit=True)
+            except (SyntaxError, ValueError):
+                raise FixError("has a syntax error: left untouched") from None
+            fixed, edits, skipped = plan(source, findings, safeties, unsafe=unsafe, moves=moves)
+    except (RecursionError, MemoryError):
+        raise FixError("is nested too deeply for the fixer's parser: left untouched") from None
     if not edits:
         return source, [], skipped
     if path.suffix != ".ipynb":
@@ -523,5 +572,5 @@ def apply(
             if sum(f.rule == rule for f in after) >= before_n:
                 raise FixError(f"{rule} still fires after its fix: left as it is")
     if write:
-        apply_text(path, source, fixed)
+        apply_text(path, source, fixed, encoded)
     return fixed, edits, skipped

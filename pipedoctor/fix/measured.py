@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pipedoctor.diagnosis import NO_GAIN
-from pipedoctor.fix.edits import CacheMove, Edit, FixError, Moves, apply_text
+from pipedoctor.fix.edits import CacheMove, Edit, FixError, Moves, write_bytes
 from pipedoctor.fix.run import FixRun, fix_report
 from pipedoctor.report import Finding, Report
 
@@ -36,8 +36,8 @@ class MeasuredFix:
     """What ``check --diff`` or ``--fix`` did, and what the second check measured."""
 
     run: FixRun
-    originals: dict[str, str] = field(default_factory=dict)
-    """Each written file's text before the fix, to take the patch back."""
+    originals: dict[str, bytes] = field(default_factory=dict)
+    """Each written file's bytes before the fix, to take the patch back."""
     before: float | None = None
     """Training (else pipeline) samples/s of the script as it was."""
     after: float | None = None
@@ -168,8 +168,8 @@ def plan_fixes(
     if write:
         for shown in {f.path for f in inside.findings if f.path}:
             try:
-                originals[shown] = (cwd / shown).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+                originals[shown] = (cwd / shown).read_bytes()
+            except OSError:
                 pass  # fix_report says why it cannot be fixed
     run = fix_report(inside, relint, unsafe=unsafe, write=write, root=cwd, moves=moves)
     run.skipped += outside
@@ -203,10 +203,9 @@ def confirm(result: MeasuredFix, after: Report, cwd: Path) -> None:
         f"the second check measured {measured}, not a speed-up it can tell from the noise "
         f"between two runs (x{CONFIRM_AT:g} or more): the files were written back as they were"
     )
-    for shown, text in result.originals.items():
-        path = cwd / shown
+    for shown, data in result.originals.items():
         try:
-            apply_text(path, path.read_text(encoding="utf-8"), text)
+            write_bytes(cwd / shown, data)  # every byte as it was
         except (FixError, OSError) as exc:
             result.reason += f"; {shown} could not be written back ({exc})"
 

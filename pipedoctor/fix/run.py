@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipedoctor.fix.edits import Edit, FixError, Moves, apply, unified_diff
+from pipedoctor.fix.edits import Edit, FixError, Moves, apply, read_source, unified_diff
 from pipedoctor.report import Finding, Report
 
 
@@ -51,15 +51,16 @@ def fix_report(
     for shown, findings in sorted(by_path.items()):
         path = (root or Path()) / shown
         try:
-            source = path.read_text(encoding="utf-8")
+            source, encoded = read_source(path)
             fixed, edits, skipped = apply(
                 path, source, findings, safeties, unsafe=unsafe, write=write,
                 verify=lambda text, shown=shown: relint(text, shown), moves=moves,
+                encoded=encoded,
             )  # fmt: skip
         except FixError as exc:
             run.failed.append((shown, str(exc)))
             continue
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
             run.failed.append((shown, f"cannot be read ({exc}): left as it is"))
             continue
         run.edits += edits
@@ -75,16 +76,20 @@ def cell_diffs(shown: str, before: str, after: str) -> str:
     """A notebook's fixes as one diff per changed cell (``nb.ipynb:cell 3``), not its JSON."""
     import json
 
-    old_cells, new_cells = json.loads(before)["cells"], json.loads(after)["cells"]
+    from pipedoctor.static.notebook import cells_of, source_key
+
+    old_cells, new_cells = cells_of(json.loads(before)), cells_of(json.loads(after))
     text = ""
     for number, (old, new) in enumerate(zip(old_cells, new_cells, strict=True), start=1):
-        if old.get("source") != new.get("source"):
+        if old.get(source_key(old)) != new.get(source_key(new)):
             text += unified_diff(f"{shown}:cell {number}", _text(old), _text(new))
     return text
 
 
 def _text(cell: dict) -> str:
-    source = cell.get("source", "")
+    from pipedoctor.static.notebook import source_key
+
+    source = cell.get(source_key(cell), "")
     text = "".join(source) if isinstance(source, list) else str(source)
     return text if text.endswith("\n") else text + "\n"
 

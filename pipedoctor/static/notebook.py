@@ -118,7 +118,9 @@ def read_notebook(text: str) -> NotebookSource | None:
         raise NotebookError(f"not a valid notebook: {exc.msg}", exc.lineno, exc.colno) from None
     except RecursionError:
         raise NotebookError("not a valid notebook: nested too deeply") from None
-    cells = _cells(data)
+    except ValueError as exc:  # a number past Python's 4,300 digits, and the like
+        raise NotebookError(f"not a valid notebook: {exc}") from None
+    cells = cells_of(data)
     if not _is_python(data):
         return None
     lines: list[str] = []
@@ -186,7 +188,7 @@ def written_python(
     return NotebookSource(code + "\n", places, name=target)
 
 
-def _cells(data: object) -> list:
+def cells_of(data: object) -> list:
     """The cell list of nbformat 4 (``cells``) or 3 (the ``cells`` of each worksheet)."""
     if isinstance(data, dict):
         if isinstance(data.get("cells"), list):
@@ -231,8 +233,13 @@ def _is_python(data: dict) -> bool:
     return True
 
 
+def source_key(cell: dict) -> str:
+    """Where a cell keeps its code: ``source`` (nbformat 4), ``input`` (a code cell of 3)."""
+    return "source" if "source" in cell or "input" not in cell else "input"
+
+
 def _source(cell: dict) -> str | None:
-    source = cell.get("source", cell.get("input"))
+    source = cell.get(source_key(cell))
     if isinstance(source, list) and all(isinstance(s, str) for s in source):
         return "".join(source)
     return source if isinstance(source, str) else None
