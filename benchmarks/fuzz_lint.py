@@ -3,9 +3,11 @@
 Generated Python (hypothesmith, from the grammar and from syntax trees), real code cut about,
 notebooks with odd types, corrupt monitor records and configurations of any type, then the
 shapes that used to blow up at sizes far beyond the tests'. Prints, per property, how many
-examples ran, how many failed, and the slowest; per shape, its time and memory at N and 4N.
+examples ran, how many failed, and the slowest; per shape, its time and memory at N and 4N,
+and (``--doubling``) its time at each doubling of its size up to 20,000 lines, with the
+growth per doubling: linear is x2, and the goal is at most x2.5 and 10 s a file.
 
-    python benchmarks/fuzz_lint.py [--examples 500] [--seed S] [--only NAME ...]
+    python benchmarks/fuzz_lint.py [--examples 500] [--seed S] [--only NAME ...] [--doubling]
 
 Needs ``hypothesis`` and ``hypothesmith`` (``pip install -e '.[dev]'``). Exit status 1 when a
 property failed (the failing input is printed, shrunk), else 0.
@@ -31,7 +33,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from fuzz.properties import SHAPES, check_notebook, check_source, growth  # noqa: E402
+from fuzz.properties import (  # noqa: E402
+    CHAIN_SHAPES,
+    SHAPES,
+    check_notebook,
+    check_source,
+    doubling,
+    growth,
+)
 from fuzz.strategies import (  # noqa: E402
     corrupt_records,
     dataset_programs,
@@ -115,6 +124,9 @@ def main_(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--only", nargs="*", choices=[*PROPERTIES, "shapes"], default=None)
     parser.add_argument("--shape-factor", type=int, default=4, help="N for shapes: x the test's")
+    parser.add_argument(
+        "--doubling", action="store_true", help="each shape doubled up to 20,000 lines"
+    )
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore", SyntaxWarning)  # generated code: "'int' is not callable"
     wanted = args.only or [*PROPERTIES, "shapes"]
@@ -138,7 +150,7 @@ def main_(argv: list[str] | None = None) -> int:
         for shape, (_, n) in sorted(SHAPES.items()):
             # one expression of 4 x 400 calls is past what CPython's parser takes (PD000)
             size = (
-                min(n * args.shape_factor, 100) if shape == "map-chain" else n * args.shape_factor
+                min(n * args.shape_factor, 100) if shape in CHAIN_SHAPES else n * args.shape_factor
             )
             small, large, ratio, memory = growth(shape, size)
             bad = ratio >= 8 or memory >= 8
@@ -148,7 +160,31 @@ def main_(argv: list[str] | None = None) -> int:
                 f"{large:7.3f} s: time x{ratio:4.1f}, memory x{memory:4.1f}"
                 + ("  TOO FAST A GROWTH" if bad else "")
             )
+    if args.doubling:
+        failed |= report_doubling()
     return 1 if failed else 0
+
+
+def report_doubling() -> bool:
+    """Each shape's time at each doubling of its size (the one-expression shapes only as far
+    as CPython's parser goes); True when a doubling grew it more than x2.5 or a file took more
+    than 10 s."""
+    failed = False
+    for shape, (_, n) in sorted(SHAPES.items()):
+        limit = 400 if shape in CHAIN_SHAPES else 20_000
+        start = n if shape in CHAIN_SHAPES else 1250  # below it, a timer's grain is the figure
+        times = doubling(shape, start, limit)
+        steps = [b / max(a, 1e-3) for (_, a), (_, b) in zip(times, times[1:], strict=False)]
+        worst = max(steps, default=1.0)
+        slowest = max(seconds for _, seconds in times)
+        bad = worst > 2.5 or slowest > 10
+        failed |= bad
+        figures = ", ".join(f"{lines}: {seconds:.2f} s" for lines, seconds in times)
+        print(
+            f"doubling {shape:16} {figures}; worst x{worst:.1f} a doubling"
+            + ("  TOO FAST A GROWTH" if bad else "")
+        )
+    return failed
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ written once against these classes, so the CI gate and the live check agree by c
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -428,6 +428,69 @@ class Pipeline:
             inputs = layout.segments[i]
             k = bisect.bisect_right([start for start, _ in inputs], at) - 1
             pipeline = inputs[k][1]
+
+    def memo(self, key: object, compute: Callable[[], Any]) -> Any:
+        """``compute()``, worked out once per pipeline and ``key``: the rules ask the same
+        question of a pipeline for every one of its stages, and a stage never changes."""
+        memos: dict[object, Any] = self.__dict__.setdefault("_memos", {})
+        if key not in memos:
+            memos[key] = compute()
+        return memos[key]
+
+    def upstream_any(self, stage: Stage, name: str, test: Callable[[Stage], bool]) -> bool:
+        """Whether a stage upstream of ``stage`` (as ``upstream_of`` lists them) passes
+        ``test``: one pass over the pipeline for each ``name`` asked, then constant time a
+        stage, where asking ``upstream_of`` of every stage would cost the square."""
+        pipeline = self
+        while True:
+            layout = pipeline._layout()
+            at = layout.index.get(id(stage))
+            if at is None:
+                return False
+            i = bisect.bisect_right(layout.starts, at) - 1
+            if pipeline.stages[i] is stage:
+                return pipeline._prefix_any(name, test)[layout.starts[i]]
+            inputs = layout.segments[i]
+            k = bisect.bisect_right([start for start, _ in inputs], at) - 1
+            pipeline = inputs[k][1]
+
+    def _prefix_any(self, name: str, test: Callable[[Stage], bool]) -> list[bool]:
+        def compute() -> list[bool]:
+            seen, prefix = False, [False]
+            for stage in self._layout().order:
+                seen = seen or test(stage)
+                prefix.append(seen)
+            return prefix
+
+        return self.memo(("prefix_any", name), compute)
+
+    def nearest_before(self, stage: Stage, ops: frozenset[str]) -> Stage | None:
+        """The stage with one of ``ops`` nearest upstream of ``stage`` in the chain it sits
+        in (``earlier``'s first match), in time linear in the pipeline once per ``ops``."""
+        pipeline = self
+        while True:
+            layout = pipeline._layout()
+            at = layout.index.get(id(stage))
+            if at is None:
+                return None
+            i = bisect.bisect_right(layout.starts, at) - 1
+            if pipeline.stages[i] is stage:
+                return pipeline._nearest(ops)[layout.starts[i]]
+            inputs = layout.segments[i]
+            k = bisect.bisect_right([start for start, _ in inputs], at) - 1
+            pipeline = inputs[k][1]
+
+    def _nearest(self, ops: frozenset[str]) -> list[Stage | None]:
+        def compute() -> list[Stage | None]:
+            last: Stage | None = None
+            nearest: list[Stage | None] = [None]
+            for stage in self._layout().order:
+                if stage.op in ops:
+                    last = stage
+                nearest.append(last)
+            return nearest
+
+        return self.memo(("nearest", ops), compute)
 
     def first_after(self, stage: Stage, ops: frozenset[str]) -> Stage | None:
         """The nearest stage after ``stage`` whose op is one of ``ops``, in time linear in

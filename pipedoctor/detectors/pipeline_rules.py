@@ -10,7 +10,7 @@ leaves the judgement to the measured check.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from pipedoctor.diagnosis import NO_GAIN
 from pipedoctor.evidence import Evidence, assumed, shown
@@ -88,10 +88,7 @@ def tiny_in_memory(pipeline: Pipeline) -> bool:
     """A dataset of at most ``TINY_DATA`` examples from arrays in memory (a lesson's made-up
     points, ``np.random.uniform(size=(200, 2))``), that reads no file and decodes nothing.
     Worked out once per pipeline: the rules ask it of every stage."""
-    known = pipeline.__dict__.get("_tiny")
-    if known is None:
-        known = pipeline.__dict__["_tiny"] = _tiny(pipeline)
-    return known
+    return pipeline.memo("tiny", lambda: _tiny(pipeline))
 
 
 def _tiny(pipeline: Pipeline) -> bool:
@@ -487,25 +484,32 @@ def visibly_bounded(pipeline: Pipeline, stage: Stage) -> bool:
     """Static only: cache advice needs data of a size the code shows (a folder read by a
     Keras factory, data already in memory, a written-out file list, a ``take(n)``) and
     nothing random before the stage, where a cache would freeze one epoch's draws."""
-    upstream = pipeline.upstream_of(stage)
-    if any(s.op == "shuffle" or s.fn is not None and s.fn.random for s in upstream):
+    def upstream(name: str, test: Callable[[Stage], bool]) -> bool:
+        return pipeline.upstream_any(stage, name, test)  # linear for a chain of many stages
+
+    if upstream("random", lambda s: s.op == "shuffle" or s.fn is not None and s.fn.random):
         return False
-    if stage.op in DECODING_FACTORIES or any(
-        s.op == "take" and isinstance(s.param("count"), int) for s in upstream
-    ):
+    if stage.op in DECODING_FACTORIES or upstream("take", _counted_take):
         return True
-    sources = [s for s in upstream if s.is_source]
-    if not sources or any(s.op not in IN_MEMORY_SOURCES for s in sources):
+    if not upstream("source", lambda s: s.is_source) or upstream(
+        "stored source", lambda s: s.is_source and s.op not in IN_MEMORY_SOURCES
+    ):
         return False
     reads_files = stage.fn is not None and bool(stage.fn.calls & FILE_READING_CALLS)
-    return not reads_files or all(isinstance(s.param("elements"), int) for s in sources)
+    return not reads_files or not upstream(
+        "uncounted source", lambda s: s.is_source and not isinstance(s.param("elements"), int)
+    )
+
+
+def _counted_take(stage: Stage) -> bool:
+    return stage.op == "take" and isinstance(stage.param("count"), int)
 
 
 def fits_in_memory(pipeline: Pipeline, stage: Stage) -> Evidence:
     """Static: a cache in RAM is advice only for data that fits there. Arrays already in
     memory do (their decoded form is the same order of size); a folder or a file list read
     from disk is as large as it is, which the code does not show."""
-    if stage.op in DECODING_FACTORIES or any(s.op == "take" for s in pipeline.upstream_of(stage)):
+    if stage.op in DECODING_FACTORIES or pipeline.upstream_any(stage, "take", _counted_take):
         return assumed("memory", "how many files the folder holds is not in the code")
     reads_files = stage.fn is not None and bool(stage.fn.calls & FILE_READING_CALLS)
     if reads_files:

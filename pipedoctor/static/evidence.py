@@ -54,6 +54,10 @@ def trains(pipeline: Pipeline) -> Evidence | None:
     ``train``, a strategy's distribution (shown); returned to callers this file does not hold,
     or bound where other modules may import it (assumed); only evaluated, inspected, exported
     or adapted on, or returned by a function named for evaluation (None)."""
+    return pipeline.memo("trains", lambda: _trains(pipeline))
+
+
+def _trains(pipeline: Pipeline) -> Evidence | None:
     uses = pipeline.uses
     for end, what in (("training", "handed to training"), ("validation", "validation data")):
         if end in pipeline.ends:
@@ -103,15 +107,14 @@ def work(stage: Stage, pipeline: Pipeline | None = None) -> Evidence | None:
     return assumed("work", f"calls {unseen}, whose cost the analysis cannot see")
 
 
+BATCH_OR_UNBATCH = frozenset({"batch", "padded_batch", "ragged_batch", "map_and_batch", "unbatch"})
+
+
 def after_batch(pipeline: Pipeline, stage: Stage) -> bool:
     """Whether ``stage`` gets whole batches: a ``batch`` comes before it, with no ``unbatch``
     in between."""
-    for upstream in pipeline.earlier(stage):
-        if upstream.op == "unbatch":
-            return False
-        if upstream.op in ("batch", "padded_batch", "ragged_batch", "map_and_batch"):
-            return True
-    return False
+    nearest = pipeline.nearest_before(stage, BATCH_OR_UNBATCH)
+    return nearest is not None and nearest.op != "unbatch"
 
 
 def several_files(files: Files) -> Evidence | None:
@@ -132,7 +135,12 @@ def real_data(pipeline: Pipeline) -> Evidence | None:
     """The data is more than a toy: a named data set of real size (Keras's, a TFDS one),
     sharded over several files (shown); files, arrays or a generator whose size the code does
     not show (assumed: a file of a few hundred rows reads like any other); a few hundred rows,
-    random or generated arrays, a data set lessons use for its smallness (None)."""
+    random or generated arrays, a data set lessons use for its smallness (None). Worked out
+    once per pipeline: the rules ask it of every stage."""
+    return pipeline.memo("real_data", lambda: _real_data(pipeline))
+
+
+def _real_data(pipeline: Pipeline) -> Evidence | None:
     verdicts: list[Evidence | None] = []
     for stage in pipeline.walk():
         if stage.is_source:
@@ -189,6 +197,10 @@ def several_epochs(pipeline: Pipeline) -> Evidence | None:
     """The data is read more than once: ``fit(epochs=5)``, a loop of epochs, a ``repeat()``
     (shown); an epoch count the code does not write (assumed); one epoch, as every training
     use reads it (None)."""
+    return pipeline.memo("several_epochs", lambda: _several_epochs(pipeline))
+
+
+def _several_epochs(pipeline: Pipeline) -> Evidence | None:
     repeats = [s for s in pipeline.walk() if s.op == "repeat" and s.param("count") != 1]
     if repeats:
         return shown("epochs", "repeated (`repeat`)")
@@ -206,6 +218,10 @@ def library_leaves_it(pipeline: Pipeline) -> Evidence | None:
     """Nothing else already prefetches or prepares the dataset: a library it is handed to
     that does (a KerasHub task's ``fit``) shows otherwise (None); a dataset whose source is
     outside this file may come prefetched (assumed)."""
+    return pipeline.memo("library_leaves_it", lambda: _library_leaves_it(pipeline))
+
+
+def _library_leaves_it(pipeline: Pipeline) -> Evidence | None:
     uses = pipeline.uses
     if uses is not None and (uses.handled_by or uses.distributed):
         return None  # a KerasHub task, or a strategy's iterator prefetching to each device

@@ -321,6 +321,23 @@ def _partials(n: int) -> str:
     return head + "f = functools.partial(f, f)\n" * n + "model.fit(ds.map(f))\n"
 
 
+DECODE_HEAD = (
+    "import tensorflow as tf\nmodel = tf.keras.Sequential()\n"
+    "def train(pngs):\n    ds = tf.data.Dataset.from_tensor_slices(pngs)\n"
+)
+"""Encoded images in memory, trained on: every rule walks these pipelines (a toy source would
+stop them at their first question)."""
+
+
+def _decoding_maps(n: int) -> str:
+    return DECODE_HEAD + "    ds = ds.map(tf.io.decode_png)\n" * n + "    model.fit(ds, epochs=3)\n"
+
+
+def _decoding_chain(n: int) -> str:
+    chain = "    ds = ds" + ".map(tf.io.decode_png)" * n + "\n"
+    return DECODE_HEAD + chain + "    model.fit(ds, epochs=3)\n"
+
+
 SHAPES: dict[str, tuple[Callable[[int], str], int]] = {
     "concatenate": (_concat, 150),
     "zip": (_zip, 150),
@@ -329,7 +346,12 @@ SHAPES: dict[str, tuple[Callable[[int], str], int]] = {
     "map-lines": (_maps, 200),
     "map-chain": (_chain, 100),
     "self-partial": (_partials, 150),
+    "decoding-maps": (_decoding_maps, 200),
+    "decoding-chain": (_decoding_chain, 50),
 }
+CHAIN_SHAPES = frozenset({"map-chain", "decoding-chain"})
+"""Shapes that are one expression: CPython's parser takes a few hundred calls in a row at most
+(past that the file is a PD000 finding), so they grow only that far."""
 """Each shape and the N its linear-time test starts from."""
 
 
@@ -347,6 +369,16 @@ def cost(text: str, repeat: int = 3) -> tuple[float, int]:
     finally:
         tracemalloc.stop()
     return best, peak
+
+
+def doubling(shape: str, start: int, limit: int = 20_000) -> list[tuple[int, float]]:
+    """(lines, best CPU seconds) of ``shape`` at ``start`` lines, doubled up to ``limit``."""
+    make, _ = SHAPES[shape]
+    sizes, n = [], start
+    while n <= limit:
+        sizes.append(n)
+        n *= 2
+    return [(n, cost(make(n), repeat=3)[0]) for n in sizes]
 
 
 def growth(shape: str, n: int, factor: int = 4) -> tuple[float, float, float, float]:
