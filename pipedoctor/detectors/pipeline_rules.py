@@ -260,11 +260,11 @@ def sequential_map_hits(context: Context) -> Iterator[Hit]:
         if (
             not sequential(stage.param("num_parallel_calls"))
             or stage.fn is not None
-            and stage.fn.cheap
+            and (stage.fn.cheap or stage.fn.python and context.scope == "static")
             or cached_after(pipeline, stage)
             or tiny_in_memory(pipeline)
         ):
-            continue
+            continue  # Python's work is PD108's: parallel calls barely help under the GIL
         found = context.evidence(
             facts.trains(pipeline), facts.work(stage, pipeline), facts.real_data(pipeline)
         )
@@ -708,10 +708,28 @@ def fixed_batches_upstream(pipeline: Pipeline, stage: Stage) -> bool:
         if upstream.op == "cache":
             frozen = True
         if upstream.op in ("batch", "padded_batch"):
-            return upstream.param("batch_size") != 1
+            if upstream.param("batch_size") == 1:
+                return False
+            # examples reshuffled before the batch (a shuffle, ``list_files``'s own shuffle
+            # of the file names) make new batches every epoch, unless a cache freezes them
+            return frozen or not reshuffled_before(pipeline, upstream)
         if upstream.op in SHUFFLING_FACTORIES:
             batched = upstream.params.get("batch_size", 32) is not None
             return batched and (frozen or upstream.params.get("shuffle", True) is False)
+    return False
+
+
+def reshuffled_before(pipeline: Pipeline, stage: Stage) -> bool:
+    """A stage before ``stage`` draws a new order every epoch: a ``shuffle`` that reshuffles,
+    ``list_files`` (which shuffles its names unless told not to), a shuffling factory."""
+    return pipeline.upstream_any(stage, "reshuffles", _reshuffles)
+
+
+def _reshuffles(stage: Stage) -> bool:
+    if stage.op == "shuffle":
+        return stage.param("reshuffle_each_iteration") is not False
+    if stage.op == "list_files" or stage.op in SHUFFLING_FACTORIES:
+        return stage.param("shuffle", True) is not False
     return False
 
 

@@ -45,3 +45,11 @@ model.fit(b, epochs=5)
 model.fit(frozen_batches, epochs=5)
 model.fit(shuffled_batches, epochs=5)
 model.fit(shuffled_ordered, epochs=5)
+# Examples reshuffled before the batch make new batches every epoch: a shuffle after is harmless.
+reshuffled = tf.data.TFRecordDataset(tf.io.gfile.glob("data/train-*.tfrecord"), num_parallel_reads=-1)
+# ok: PD111
+twice = reshuffled.shuffle(10_000).batch(32).shuffle(10)
+# ok: PD111
+listed = tf.data.Dataset.list_files("images/*.jpg").map(tf.io.read_file).batch(32).shuffle(10)
+model.fit(twice, epochs=5)
+model.fit(listed, epochs=5)

@@ -148,3 +148,11 @@ def split_and_decode(row):
 # ruleid: PD102
 decoded = rows.map(split_and_decode, num_parallel_calls=AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 model.fit(decoded, epochs=3)
+
+
+def python_work(text_files):
+    # Python under the GIL gains little from parallel calls: PD108 names it, not PD102.
+    ds = tf.data.TextLineDataset(tf.io.gfile.glob("corpus/part-*.txt"), num_parallel_reads=-1)
+    # ok: PD102
+    ds = ds.map(lambda line: tf.py_function(str.lower, [line], tf.string))
+    model.fit(ds.batch(32).prefetch(AUTOTUNE), epochs=3)
