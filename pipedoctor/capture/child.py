@@ -27,6 +27,8 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, NoReturn
 
+from pipedoctor.capture.processes import ChildGuard, wait_for_threads
+
 PACKAGE_DIR = str(Path(__file__).resolve().parent.parent) + os.sep
 
 
@@ -608,6 +610,12 @@ def main(argv: list[str] | None = None) -> int:
             options.profile,
         )
         capture.install()
+
+        def child_started(what: str) -> None:
+            events.send("child", what=what)
+            stop_script()  # before the child exists: it never trains, and writes nothing
+
+        ChildGuard(lambda: not capture.done, child_started).install()
         events.send("started", pid=os.getpid())
         sys.argv = [str(script), *options.args]
         sys.path.insert(0, str(script.parent))
@@ -618,6 +626,7 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             runpy.run_path(str(script), run_name="__main__")
+            wait_for_threads()  # a `fit` in a thread of its own is training too
             if capture.timing is not None:  # the loop ran out of steps while it was timed
                 capture.timing.finish_now()
         except SystemExit as exc:

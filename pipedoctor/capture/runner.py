@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from pipedoctor.capture.processes import ProcessTree, tail_of
 from pipedoctor.rules import ALL_RULES, Selection
 
 KILL_GRACE_S = 3.0
@@ -55,6 +56,7 @@ class Continuation:
     log_path: Path
     private: Path
     shown: int = 0
+    tree: ProcessTree | None = None
     """Bytes of the log already passed through (none: the check's part stays hidden)."""
 
     def wait(self, out: BinaryIO | None = None) -> int:
@@ -82,6 +84,8 @@ class Continuation:
             return 130
         finally:
             _kill_tree(self.process)  # the script's own children, if it left any
+            if self.tree is not None:
+                self.tree.end()
             shutil.rmtree(self.private, ignore_errors=True)
 
 
@@ -178,6 +182,7 @@ def run_script(
                 )
             finally:
                 os.close(write_fd)
+            tree = ProcessTree(process.pid).start()  # every process it starts, wherever
             try:
                 result = _follow(process, read_fd, deadline, timeout, progress, run_after)
             except KeyboardInterrupt:
@@ -186,11 +191,12 @@ def run_script(
             finally:
                 os.close(read_fd)
             if run_after and result.status in ("ok", "error") and process.poll() is None:
-                continuation = Continuation(process, log_path, Path(private))
+                continuation = Continuation(process, log_path, Path(private), tree=tree)
                 continuation.shown = log_path.stat().st_size if not show_output else 0
             else:
                 _kill_tree(process)  # still running, or the script's own children
-        result.output_tail = log_path.read_text(errors="replace")[-LOG_TAIL_CHARS:]
+                tree.end()  # and those in sessions of their own, or orphaned
+        result.output_tail = tail_of(log_path, LOG_TAIL_CHARS)
     finally:
         if continuation is None:
             shutil.rmtree(private, ignore_errors=True)
@@ -280,6 +286,13 @@ def _on_event(
             "user-error",
             f"the script raised before training: {event.get('summary', '')}",
             traceback=event.get("traceback", ""),
+        )
+    elif kind == "child":
+        return CaptureResult(
+            "error",
+            f"the script starts {event.get('what', 'a child process')} before it trains: the "
+            "check does not follow training into another process, so it stopped the script "
+            "before the child started (nothing ran in it); check the script the child runs",
         )
     elif kind == "exited":
         code = event.get("code", 0)
