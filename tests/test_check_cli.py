@@ -201,7 +201,7 @@ def test_custom_training_loop_is_timed_in_place(tmp_path: Path) -> None:
 def test_run_after_trains_to_the_end_report_first_with_the_scripts_exit_code(
     tmp_path: Path,
 ) -> None:
-    # Three epochs of about 8 s each after a check of at most 30 s: longer than the check's
+    # Three epochs of about 8 s each after a check of at most 20 s: longer than the check's
     # budget and than any wait inside pipedoctor (the old code killed the script after 10 s).
     script = INPUT_BOUND.replace(
         "model.fit(ds, epochs=int(sys.argv[2]))",
@@ -213,11 +213,11 @@ def test_run_after_trains_to_the_end_report_first_with_the_scripts_exit_code(
     (tmp_path / "train.py").write_text(script)
     started = time.monotonic()
     done = check(
-        "train.py", "--format", "json", "--timeout", "30", "--run-after", "--ignore", "PD108",
+        "train.py", "--format", "json", "--timeout", "20", "--run-after", "--ignore", "PD108",
         "--", "--epochs", "3", cwd=tmp_path, timeout=240,
     )  # fmt: skip
     assert done.returncode == 3, done.stderr[-3000:]  # the script's own exit code
-    assert time.monotonic() - started > 30
+    assert time.monotonic() - started > 20
     assert json.loads(done.stdout)["verdict"] == "input-bound"  # the report, alone on stdout
     assert (tmp_path / "trained.txt").read_text() == "3"  # every epoch ran
     after = done.stderr.split("the script trains on (--run-after)", 1)[1]
@@ -250,7 +250,7 @@ def test_min_ratio_output_file_and_the_scripts_own_output(tmp_path: Path, to_fil
     (tmp_path / "train.py").write_text(INPUT_BOUND)
     output = ["-o", "report.json"] if to_file else []
     done = check(
-        "train.py", "--format", "json", "--timeout", "30", "--min-ratio", "0.95",
+        "train.py", "--format", "json", "--timeout", "20", "--min-ratio", "0.95",
         *output, "--show-output", "-q", "--", "--epochs", "5", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr[-3000:]
