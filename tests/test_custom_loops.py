@@ -20,7 +20,10 @@ pytest.importorskip("tensorflow")
 LOOPS = Path(__file__).resolve().parent / "data" / "loops"
 
 
-def check(script: str, cwd: Path, timeout: str = "30") -> tuple[int, dict[str, Any], str]:
+def check(script: str, cwd: Path, timeout: str = "22") -> tuple[int, dict[str, Any], str]:
+    """A check of ``script`` from ``cwd``. The default budget holds start-up and the three
+    throughputs of these small loops (about 11 s) with room to spare; what the graph doctor
+    finds in the rest is asserted nowhere here."""
     done = subprocess.run(
         [sys.executable, "-m", "pipedoctor", "check", str(LOOPS / script), "--format", "json",
          "--timeout", timeout, "--quiet"],
@@ -98,7 +101,9 @@ def test_a_loop_over_numpy_batches_is_one_line_and_exit_2(tmp_path: Path) -> Non
 
 
 def test_a_dataset_distributed_by_hand_then_fit_is_measured_as_fit(tmp_path: Path) -> None:
-    code, data, stderr = check("distributed_then_fit.py", tmp_path, timeout="60")
+    # Two replicas: the ceiling on one of them and the parity run come before training,
+    # whose timing runs to its cap here; the throughputs end about 25 s after the start.
+    code, data, stderr = check("distributed_then_fit.py", tmp_path, timeout="40")
     assert code in (0, 1), stderr[-2000:]
     m = data["measurements"]
     assert m["replicas"] == 2 and m["strategy"] == "MirroredStrategy"
