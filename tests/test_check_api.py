@@ -55,7 +55,9 @@ def heavy_model(features: int = 256) -> keras.Model:
 
 
 def test_slow_sequential_map_is_input_bound() -> None:
-    report = pipedoctor.check(slow_pipeline(), tiny_model(), timeout=25)
+    # In process there is no start-up to pay for: the three throughputs take about 7 s, and
+    # nothing here depends on what the graph doctor finds in the rest.
+    report = pipedoctor.check(slow_pipeline(), tiny_model(), timeout=15)
     m = report.measurements
     assert report.verdict == "input-bound", m
     assert m["pipeline_samples_per_s"] < 0.5 * m["ceiling_samples_per_s"]
@@ -77,19 +79,30 @@ def test_cached_pipeline_with_heavy_model_is_compute_bound() -> None:
     assert projection["scaling_efficiency_measured"] is None
 
 
-def test_the_users_model_is_never_changed() -> None:
+@pytest.fixture(scope="module")
+def trained_tiny_check() -> tuple[keras.Model, dict, pipedoctor.Report]:
+    """One check of the fast pipeline on a tiny model that has trained a little (so that its
+    optimizer state exists and is non-trivial), with the model's state from before the check:
+    what the model-safety test and the report-keys test each assert on."""
     model = tiny_model()
-    model.fit(
-        fast_pipeline(16).take(2), verbose=0, shuffle=False
-    )  # optimizer state exists and is non-trivial
-    weights = [w.copy() for w in model.get_weights()]
-    optimizer_state = [v.numpy().copy() for v in model.optimizer.variables]
-    config = json.dumps(model.get_compile_config(), sort_keys=True, default=str)
-    pipedoctor.check(fast_pipeline(16), model, timeout=12)
-    assert all(np.array_equal(a, b) for a, b in zip(weights, model.get_weights(), strict=True))
+    model.fit(fast_pipeline(16).take(2), verbose=0, shuffle=False)
+    before = {
+        "weights": [w.copy() for w in model.get_weights()],
+        "optimizer": [v.numpy().copy() for v in model.optimizer.variables],
+        "config": json.dumps(model.get_compile_config(), sort_keys=True, default=str),
+    }
+    report = pipedoctor.check(fast_pipeline(16), model, timeout=12)
+    return model, before, report
+
+
+def test_the_users_model_is_never_changed(trained_tiny_check) -> None:
+    model, before, _ = trained_tiny_check
+    assert all(
+        np.array_equal(a, b) for a, b in zip(before["weights"], model.get_weights(), strict=True)
+    )
     after = [v.numpy() for v in model.optimizer.variables]
-    assert all(np.array_equal(a, b) for a, b in zip(optimizer_state, after, strict=True))
-    assert json.dumps(model.get_compile_config(), sort_keys=True, default=str) == config
+    assert all(np.array_equal(a, b) for a, b in zip(before["optimizer"], after, strict=True))
+    assert json.dumps(model.get_compile_config(), sort_keys=True, default=str) == before["config"]
 
 
 class Scale(keras.layers.Layer):
@@ -174,8 +187,8 @@ def test_an_uncompiled_model_is_refused_with_a_reason() -> None:
         pipedoctor.check(fast_pipeline(16), model, timeout=8)
 
 
-def test_report_json_has_the_check_keys() -> None:
-    report = pipedoctor.check(fast_pipeline(16), tiny_model(), timeout=20)
+def test_report_json_has_the_check_keys(trained_tiny_check) -> None:
+    _, _, report = trained_tiny_check
     data = json.loads(report.to_json())
     assert data["version"] == 1 and data["verdict"] in ("input-bound", "compute-bound", "balanced")
     for key in (
