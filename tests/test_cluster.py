@@ -117,11 +117,11 @@ def test_a_check_explains_sharding_for_the_workers_asked_for(tmp_path: Path) -> 
     from pipedoctor.render import render
 
     dataset = tf.data.TFRecordDataset(shards(tmp_path, 4)).batch(2)
-    report = pipedoctor.check(dataset, timeout=10, workers=2)
+    report = pipedoctor.check(dataset, timeout=6, workers=2)
     sharding = report.measurements["sharding"]
     assert sharding["workers"] == 2 and [s["files"] for s in sharding["shares"]] == [2, 2]
     assert "Sharding: With auto-shard policy AUTO on 2 workers" in render(report, "text")
-    too_many = pipedoctor.check(dataset, timeout=10, workers=8)
+    too_many = pipedoctor.check(dataset, timeout=6, workers=8)
     assert too_many.measurements["sharding"]["applied"] == "fails"
     (pd210,) = [f for f in too_many.findings if f.rule == "PD210"]
     assert "4 files for 8 workers" in pd210.message
