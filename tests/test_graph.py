@@ -219,7 +219,7 @@ def test_a_python_stage_gets_a_measured_bound_never_a_rewrite() -> None:
 
 def test_optimize_applies_safe_fixes_and_keeps_the_elements() -> None:
     ds = tf.data.Dataset.range(30_000).map(slow).batch(16)
-    optimized = pipedoctor.optimize(ds, timeout=30)
+    optimized = pipedoctor.optimize(ds, timeout=20)
     assert any("parallel `map`" in r for r in optimized.pipedoctor_rewrites)
     assert all(
         np.array_equal(a, b) for a, b in zip(first(ds, 10), first(optimized, 10), strict=True)
