@@ -9,7 +9,8 @@ where Keras comes from, a model subclass, ``main()`` and flag parsers, a helper 
 shards, ``MirroredStrategy`` with ``fit`` or a custom loop, Keras on JAX. Each gets a real
 ``pipedoctor check`` in its own process, with a short budget, and each must come back measured.
 
-Two checks run at a time (their pipelines mostly sleep), never two multi-replica ones.
+Three checks run at a time (their pipelines mostly sleep: the three lanes together keep about
+1.3 of the 2 cores busy), never two multi-replica ones.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ THROUGHPUTS = ("pipeline_samples_per_s", "ceiling_samples_per_s", "training_samp
 SLOW_JOB_VERDICT = "input-bound"
 GLOBAL_BATCH = 32
 """Every variant's global batch: what one training step consumes, over all replicas."""
-LANES = 2
+LANES = 3
+"""One lane for the multi-replica checks, one after another; the single-device checks share
+the other two."""
 
 SCALE = float(os.environ.get("STYLE_MATRIX_TIMEOUT_SCALE", "1"))
 """Multiplies every check's budget, for a host much slower than 2 free cores."""
@@ -143,7 +146,7 @@ def run_check(name: str, folder: Path) -> Checked:
 
 
 class Checks:
-    """The checks of this module, run in the background in two lanes: the multi-replica
+    """The checks of this module, run in the background in ``LANES`` lanes: the multi-replica
     checks one after another in the first lane (never two of them side by side), the
     single-device checks wherever less is queued. Those of the selected tests start at once,
     any other when first asked for."""
