@@ -43,7 +43,7 @@ SCALE = float(os.environ.get("STYLE_MATRIX_TIMEOUT_SCALE", "1"))
 """Multiplies every check's budget, for a host much slower than 2 free cores."""
 SINGLE_TIMEOUT = round(24 * SCALE)
 """Seconds for a check on one device: start-up (TensorFlow's import and the script up to its
-``fit``, 4 to 8 s here with the other lane busy) and the three throughputs (about 8 s more),
+``fit``, 4 to 8 s here with the other lanes busy) and the three throughputs (about 8 s more),
 with the graph doctor taking what is left. Nothing here asserts what the graph doctor finds,
 so it gets only the remainder."""
 MULTI_TIMEOUT = round(38 * SCALE)
