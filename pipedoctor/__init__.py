@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -27,11 +28,18 @@ __all__ = [
 
 def watch() -> None:
     """Record, from now on, the line of code that creates each ``tf.data`` dataset, so that a
-    later ``check`` can point its findings at your notebook cells or modules. ``pipedoctor
-    check SCRIPT`` does this by itself; call it before building the pipeline in a notebook."""
+    later ``check`` can point its findings at your modules. ``pipedoctor check SCRIPT`` does
+    this by itself, and so does ``import pipedoctor`` in a notebook; call it before building
+    the pipeline in a script that calls :func:`check`."""
     from pipedoctor.capture import sites
 
     sites.install()
+
+
+if "IPython" in sys.modules:  # a notebook: findings point at cells without an extra call
+    from pipedoctor.capture.sites import install_in_notebooks
+
+    install_in_notebooks()
 
 
 def optimize(dataset, *, timeout: float = 30.0):  # noqa: ANN001, ANN201 - tf types stay lazy

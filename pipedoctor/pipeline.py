@@ -100,6 +100,11 @@ an Estimator running one through its ``RunConfig`` (its ``input_fn`` batch is pe
 the Keras distribution API (``keras.distribution.DataParallel``/``ModelParallel``)."""
 
 
+KERNEL_CELL = "Cell In["
+"""How the place of a cell a Jupyter kernel ran begins: ``Cell In[3]``, as IPython's
+tracebacks name it (see ``capture.sites.kernel_cell``)."""
+
+
 @dataclass(frozen=True)
 class Location:
     """A span in the user's source, 1-based lines and columns (as editors and SARIF count)."""
@@ -111,6 +116,8 @@ class Location:
     end_column: int | None = None
 
     def __str__(self) -> str:
+        if self.path.startswith(KERNEL_CELL):
+            return f"{self.path}, line {self.line}"
         return f"{self.path}:{self.line}:{self.column}"
 
 

@@ -1,10 +1,11 @@
 """A progress display on stderr while a check measures (never on stdout, which may be JSON).
 
-On a terminal, and in a notebook (whose output area honours carriage returns), one line is
-rewritten in place: the phase (``[2/4]``), the time so far, and what is being measured. The
-line keeps ticking while a long phase runs (the graph doctor can take half the budget), so a
-check never looks stuck. Anywhere else (a CI log, a pipe) each message is one plain
-timestamped line, written once.
+On a terminal one line of stderr is rewritten in place: the phase (``[2/4]``), the time so
+far, and what is being measured. In a notebook the same line is one display that updates (a
+display id, as tqdm's notebook bar does): written to stderr, every rewrite would be saved in
+the notebook as an output of its own. The line keeps ticking while a long phase runs (the
+graph doctor can take half the budget), so a check never looks stuck. Anywhere else (a CI
+log, a pipe) each message is one plain timestamped line, written once.
 """
 
 from __future__ import annotations
@@ -29,6 +30,18 @@ def in_notebook() -> bool:
     return type(shell).__name__ == "ZMQInteractiveShell"
 
 
+class NotebookLine:
+    """One plain-text display in the running cell's output, updated in place."""
+
+    def __init__(self) -> None:
+        from IPython.display import display
+
+        self.handle = display({"text/plain": ""}, raw=True, display_id=True)
+
+    def show(self, text: str) -> None:
+        self.handle.update({"text/plain": text}, raw=True)
+
+
 class Progress:
     """One updating, ticking line on a terminal or in a notebook; plain timestamped lines when
     stderr is neither."""
@@ -44,7 +57,10 @@ class Progress:
         self.stream = stream or sys.stderr
         self.enabled = enabled
         tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.tty = (tty or in_notebook()) if live is None else live
+        notebook = stream is None and live is None and in_notebook()
+        self.tty = (tty or notebook) if live is None else live
+        self.notebook: NotebookLine | None = None
+        self._notebook = notebook
         self.started = time.monotonic()
         self.width = 0
         self.message = ""
@@ -80,6 +96,12 @@ class Progress:
 
     def _draw(self) -> None:
         line = self.line()
+        if self._notebook:
+            if self.notebook is None:
+                self.notebook = NotebookLine()
+            self.notebook.show(line)
+            self.width = len(line)
+            return
         padding = " " * max(0, self.width - len(line))
         self.stream.write(f"\r{line}{padding}")
         self.stream.flush()
@@ -96,7 +118,9 @@ class Progress:
         if self._ticker is not None:
             self._ticker.join(timeout=2 * self.tick_s)
         with self._lock:
-            if self.enabled and self.tty and self.width:
+            if self.notebook is not None:
+                self.notebook.show("")
+            elif self.enabled and self.tty and self.width:
                 self.stream.write("\r" + " " * self.width + "\r")
                 self.stream.flush()
                 self.width = 0

@@ -212,6 +212,21 @@ def test_on_a_saturated_host_fixes_that_remove_work_rank_before_added_parallelis
     assert "no idle core" not in next(f for f in busy.findings if f.rule == "PD106").message
 
 
+def test_on_a_saturated_host_a_parallelism_fix_that_pays_outranks_what_buys_nothing() -> None:
+    # Added parallelism ranks after removed work, but never after findings that buy nothing:
+    # the one fix measured to pay x1.6 for training is not fifth, below two info findings.
+    def at(rule: str, severity: Severity, gain: float | None) -> Finding:
+        return Finding(rule, rule.lower(), severity, "m", path="train.py", line=10,
+                       gain=gain, end_to_end_gain=gain)  # fmt: skip
+
+    code = [at("PD106", Severity.INFO, 1.0), at("PD304", Severity.INFO, None),
+            at("PD102", Severity.WARNING, 1.6)]  # fmt: skip
+    busy = build_report(INPUT_BOUND_JOB, [], ALL_RULES, file_findings=code)
+    order = [f.rule for f in busy.findings]
+    assert order.index("PD102") < order.index("PD106")
+    assert order.index("PD102") < order.index("PD304")
+
+
 def test_a_fix_measured_to_buy_nothing_ranks_by_severity_not_by_its_gain() -> None:
     def at(rule: str, severity: Severity, gain: float | None) -> Finding:
         return Finding(rule, rule.lower(), severity, "m", path="train.py", line=10,

@@ -10,13 +10,15 @@ module, a helper library or a config-driven builder.
 from __future__ import annotations
 
 import functools
+import importlib.abc
+import importlib.util
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipedoctor.pipeline import Location
+from pipedoctor.pipeline import KERNEL_CELL, Location
 
 SITE_ATTR = "_pipedoctor_site"
 STATIC_SOURCES = (
@@ -67,10 +69,25 @@ def _column(frame: Any) -> int:
 
 
 def display(filename: str) -> str:
+    """The path as the user reads it: relative to the working directory when inside it, and
+    a notebook cell as IPython names it (``Cell In[3]``) rather than the temporary file the
+    kernel compiled the cell from (``/tmp/ipykernel_7201/3604287085.py``)."""
+    cell = kernel_cell(filename)
+    if cell is not None:
+        return cell
     try:
         return Path(filename).resolve().relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
         return filename
+
+
+def kernel_cell(filename: str) -> str | None:
+    """``Cell In[3]`` when ``filename`` is the code of a cell the running IPython shell
+    executed (its compiler maps each cell's file name to the cell's execution count)."""
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    names = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    number = names.get(filename) if isinstance(names, dict) else None
+    return None if number is None else f"{KERNEL_CELL}{number}]"
 
 
 def site_of(dataset: Any) -> Location | None:
@@ -128,6 +145,50 @@ def install() -> None:
         if reader is not None:
             _recording_init(reader, roots)
     dataset_cls._pipedoctor_sites = True  # type: ignore[attr-defined]
+
+
+class AfterImport(importlib.abc.MetaPathFinder):
+    """Runs ``then`` once the module ``name`` has been imported, whoever imports it: a
+    finder ahead of the others that wraps the real loader's ``exec_module``."""
+
+    def __init__(self, name: str, then: Callable[[], None]) -> None:
+        self.name = name
+        self.then = then
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run_module = loader.exec_module
+        then = self.then
+
+        def exec_module(module: Any) -> None:
+            run_module(module)
+            try:
+                then()
+            except Exception:  # noqa: BLE001 - never break the user's import
+                pass
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def install_in_notebooks() -> None:
+    """In an IPython shell (a notebook), record call sites without being asked: now when
+    TensorFlow is loaded, else as soon as it is, so that a later ``pipedoctor.check(dataset,
+    model)`` points its findings at the cells that built the pipeline."""
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    if shell is None:
+        return
+    if "tensorflow" in sys.modules:
+        install()
+    elif not any(isinstance(f, AfterImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, AfterImport("tensorflow", install))
 
 
 def user_site() -> Location | None:

@@ -484,6 +484,7 @@ def visibly_bounded(pipeline: Pipeline, stage: Stage) -> bool:
     """Static only: cache advice needs data of a size the code shows (a folder read by a
     Keras factory, data already in memory, a written-out file list, a ``take(n)``) and
     nothing random before the stage, where a cache would freeze one epoch's draws."""
+
     def upstream(name: str, test: Callable[[Stage], bool]) -> bool:
         return pipeline.upstream_any(stage, name, test)  # linear for a chain of many stages
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pipedoctor.pipeline import KERNEL_CELL
 from pipedoctor.report import Finding, Report
 
 if TYPE_CHECKING:
@@ -96,6 +97,17 @@ class Span:
     end_column: int | None = None
     cell: int | None = None
     """In a notebook, the cell the lines are counted in (``path:cell 3:2:5`` in text)."""
+
+    def label(self, column: bool = True) -> str:
+        """``path:line:column`` with what is known (``path:cell 3:2:5`` in a notebook file);
+        a cell of a live kernel as IPython's tracebacks name it, ``Cell In[3], line 14``."""
+        if self.path is None:
+            return ""
+        if self.path.startswith(KERNEL_CELL) and self.line is not None:
+            return f"{self.path}, line {self.line}"
+        parts = [self.path] + ([f"cell {self.cell}"] if self.cell else [])
+        parts.extend(str(n) for n in (self.line, self.column if column else None) if n is not None)
+        return ":".join(parts)
 
 
 def _positive(value: int | None) -> int | None:

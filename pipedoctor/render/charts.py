@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from pipedoctor.render import Span
+
 WIDTH, HEIGHT = 640, 150
 LEFT, RIGHT, TOP, BOTTOM = 52, 12, 10, 22
 PALETTE = ("#1c7ed6", "#e8590c", "#2f9e44", "#7048e8", "#d6336c", "#0c8599", "#f08c00", "#5c940d")
@@ -243,7 +245,8 @@ def stage_bars(stages: Sequence[dict[str, Any]]) -> str:
         bar = max(1.0, (width - label_w - 56) * rate / top)
         color = "#e8590c" if stage.get("limiting") else "#868e96"
         name = str(stage.get("op") or stage.get("name") or "?")
-        where = f" ({stage['path']}:{stage['line']})" if stage.get("line") else ""
+        place = Span(str(stage.get("path")), stage.get("line")).label(column=False)
+        where = f" ({place})" if stage.get("line") else ""
         body.append(
             f'<text x="{label_w - 6}" y="{y + 12}" text-anchor="end">{_e(name[:18])}</text>'
             f'<rect x="{label_w}" y="{y + 2}" width="{bar:.1f}" height="{row_h - 6}" '

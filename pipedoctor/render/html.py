@@ -298,9 +298,7 @@ def _finding(finding: Finding) -> str:
         head.append(f'<span class="{kind}">{_e(label)}</span>')
     place = span(finding)
     if place.path is not None:
-        cell = f":cell {place.cell}" if place.cell else ""
-        where = place.path + cell + (f":{place.line}" if place.line is not None else "")
-        head.append(f'<span class="pd-loc pd-muted">{_e(where)}</span>')
+        head.append(f'<span class="pd-loc pd-muted">{_e(place.label(column=False))}</span>')
     body = [" ".join(head), f'<div class="pd-msg">{_e(finding.message)}</div>']
     if finding.fix:
         body.append(f"<code>{_e(finding.fix)}</code>")

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from pipedoctor.diagnosis import service_figures, size
 from pipedoctor.evidence import CONFIDENCES, FACTS
-from pipedoctor.render import shown_findings, span
+from pipedoctor.render import Span, shown_findings, span
 from pipedoctor.report import Finding, Report, Severity
 
 _RESET = "\x1b[0m"
@@ -419,7 +419,8 @@ def limiting_stage(measurements: Mapping[str, Any]) -> str | None:
     """The stage that limits the pipeline, from the per-stage rates."""
     for stage in measurements.get("stages") or []:
         if isinstance(stage, Mapping) and stage.get("limiting"):
-            place = f" at {stage.get('path')}:{stage.get('line')}" if stage.get("line") else ""
+            where = Span(str(stage.get("path")), stage.get("line")).label(column=False)
+            place = f" at {where}" if stage.get("line") else ""
             rate = number(stage.get("samples_per_s"))
             before = number(stage.get("input_samples_per_s"))
             if rate and before:
@@ -457,11 +458,7 @@ def _block(finding: Finding, color: bool) -> list[str]:
 def _where(finding: Finding) -> str:
     """``path:line:col`` with what is known, or ``<job>`` for a finding about the whole run."""
     place = span(finding)
-    if place.path is None:
-        return "<job>"
-    parts = [_clean(place.path)] + ([f"cell {place.cell}"] if place.cell else [])
-    parts.extend(str(n) for n in (place.line, place.column) if n is not None)
-    return ":".join(parts)
+    return "<job>" if place.path is None else _clean(place.label())
 
 
 def summary_line(report: Report) -> str:
