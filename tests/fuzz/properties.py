@@ -478,3 +478,89 @@ __all__ = [
     "fully_analysed", "growth", "lint_process", "mutate", "odd_notebook", "one_line_error",
     "paths_in", "program", "replaced", "sources", "wrap",
 ]  # fmt: skip
+
+
+FIXABLE = (
+    "import tensorflow as tf\n",
+    "files = tf.io.gfile.glob('data/train-*.tfrecord')\n",
+    "ds = tf.data.TFRecordDataset(files, num_parallel_reads=tf.data.AUTOTUNE)\n",
+    "ds = ds.map(tf.io.parse_tensor)\n",
+    "tf.keras.Sequential().fit(ds.batch(32).prefetch(tf.data.AUTOTUNE), epochs=3)\n",
+)
+"""A training pipeline with one safe fix (PD102: the parallel map), as lines."""
+FIXED_CALL = (
+    "map(tf.io.parse_tensor)",
+    "map(tf.io.parse_tensor, num_parallel_calls=tf.data.AUTOTUNE)",
+)
+COMMENTS = {
+    "latin-1": "# caf\u00e9, Gr\u00fc\u00dfe\n",
+    "utf-8": "# caf\u00e9 \u2192 \u2713 \U0001f680\n",
+}
+"""A comment line in characters the encoding holds beyond ASCII."""
+
+
+@dataclass(frozen=True)
+class ByteShape:
+    """How a file holds its text in bytes: what ``--fix`` must keep, byte for byte."""
+
+    notebook: bool
+    crlf: tuple[bool, ...]
+    """Per line (cycled), whether it ends in CRLF; in a notebook, the JSON file's newlines."""
+    bom: bool
+    cookie: str | None
+    """The encoding a PEP 263 cookie declares (a ``.py`` file only)."""
+    comments: tuple[int, ...]
+    """Where comment lines with non-ASCII characters go, as line indexes."""
+    final_newline: bool
+    version: int = 4
+    indent: int | None = 1
+    ascii_json: bool = False
+    cells: int = 1
+
+    def text(self, fixed: bool) -> str:
+        """The code's text, fixed or not, without the file's newlines yet."""
+        lines = list(FIXABLE)
+        if fixed:
+            lines = [line.replace(*FIXED_CALL) for line in lines]
+        comment = COMMENTS[self.cookie or "utf-8"]
+        for at in sorted(self.comments, reverse=True):
+            lines.insert(min(at, len(lines)), comment)
+        if self.cookie and not self.notebook:
+            lines.insert(0, f"# -*- coding: {self.cookie} -*-\n")
+        text = "".join(lines)
+        return text if self.final_newline else text[:-1]
+
+    def data(self, fixed: bool) -> bytes:
+        text = self.text(fixed)
+        if self.notebook:
+            text = self._notebook(text)
+            text = text.replace("\n", "\r\n") if self.crlf[0] else text
+        else:
+            lines = text.splitlines(keepends=True)
+            ends = [self.crlf[i % len(self.crlf)] for i in range(len(lines))]
+            text = "".join(
+                line[:-1] + "\r\n" if line.endswith("\n") and crlf else line
+                for line, crlf in zip(lines, ends, strict=True)
+            )
+        return (b"\xef\xbb\xbf" if self.bom else b"") + text.encode(self.cookie or "utf-8")
+
+    def _notebook(self, code: str) -> str:
+        lines = code.splitlines(keepends=True)
+        size = -(-len(lines) // self.cells)
+        chunks = ["".join(lines[i : i + size]) for i in range(0, len(lines), size)]
+        cells = [
+            {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+             "source": chunk.splitlines(keepends=True)}
+            for chunk in chunks
+        ]  # fmt: skip
+        if self.version == 3:
+            for cell in cells:
+                cell["input"] = cell.pop("source")
+                cell["language"] = "python"
+            data: dict[str, Any] = {"metadata": {"name": "lesson"}, "nbformat": 3,
+                                    "nbformat_minor": 0,
+                                    "worksheets": [{"cells": cells, "metadata": {}}]}  # fmt: skip
+        else:
+            data = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+        text = json.dumps(data, indent=self.indent, ensure_ascii=self.ascii_json)
+        return text + "\n" if self.final_newline else text

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from .properties import (
     ODD,
     RECORD,
+    ByteShape,
     mutate,
     odd_notebook,
     paths_in,
@@ -108,3 +109,27 @@ def toml_value(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     return json.dumps(value)
+
+
+@st.composite
+def byte_shapes(draw: st.DrawFn) -> ByteShape:
+    """A fixable file in any of the byte layouts real files have: LF, CRLF or mixed line
+    endings, a BOM, a PEP 263 cookie, non-ASCII comments, no final newline; or a notebook
+    in nbformat 3 or 4, any JSON indent, escaped or plain non-ASCII, CRLF, a BOM."""
+    notebook = draw(st.booleans())
+    bom = draw(st.booleans())
+    cookie = None if notebook else draw(st.sampled_from([None, "utf-8", "latin-1"]))
+    if bom and cookie == "latin-1":  # Python refuses a BOM with another declared encoding
+        cookie = "utf-8"
+    return ByteShape(
+        notebook=notebook,
+        crlf=tuple(draw(st.lists(st.booleans(), min_size=1, max_size=4))),
+        bom=bom,
+        cookie=cookie,
+        comments=tuple(draw(st.lists(st.integers(0, 5), max_size=3))),
+        final_newline=draw(st.booleans()),
+        version=draw(st.sampled_from([3, 4])),
+        indent=draw(st.sampled_from([None, 1, 2, 4])),
+        ascii_json=draw(st.booleans()),
+        cells=draw(st.integers(1, 3)),
+    )

@@ -25,6 +25,7 @@ from pipedoctor.rules import load_catalog  # noqa: E402
 
 from .properties import (  # noqa: E402
     SHAPES,
+    ByteShape,
     check_notebook,
     check_source,
     growth,
@@ -32,6 +33,7 @@ from .properties import (  # noqa: E402
     one_line_error,
 )
 from .strategies import (  # noqa: E402
+    byte_shapes,
     corrupt_records,
     dataset_programs,
     generated_code,
@@ -155,3 +157,21 @@ def test_the_worst_shapes_finish_in_a_process_of_their_own(tmp_path: Path) -> No
         done = lint_process(str(path), "--format", "json", timeout=120)
         assert done.returncode in (0, 1), done.stderr
         assert not done.stderr, done.stderr
+
+
+@settings(CI, max_examples=budget(30))
+@given(shape=byte_shapes())
+def test_fixes_keep_every_byte_they_do_not_fix(
+    shape: ByteShape, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``lint --fix`` on a file in any byte layout writes back exactly the bytes of the same
+    layout holding the fixed code: line endings, BOM, cookie, JSON layout, nbformat."""
+    pytest.importorskip("libcst")
+    folder = tmp_path_factory.mktemp("bytes")
+    path = folder / ("lesson.ipynb" if shape.notebook else "train.py")
+    path.write_bytes(shape.data(fixed=False))
+    code = main(["lint", str(path), "--fix"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "Fixed 1 finding in 1 file." in err, err
+    assert path.read_bytes() == shape.data(fixed=True)
