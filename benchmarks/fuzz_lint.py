@@ -36,12 +36,14 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from fuzz.properties import (  # noqa: E402
     CHAIN_SHAPES,
     SHAPES,
+    check_fix_bytes,
     check_notebook,
     check_source,
     doubling,
     growth,
 )
 from fuzz.strategies import (  # noqa: E402
+    byte_shapes,
     corrupt_records,
     dataset_programs,
     generated_code,
@@ -85,6 +87,7 @@ PROPERTIES: dict[str, tuple[Any, Callable[[Any], Any], float]] = {
     "notebooks": (odd_notebooks(), check_notebook, 1.0),
     "records": (corrupt_records(), report_on, 0.5),
     "configs": (odd_configs(), configured, 0.5),
+    "fix-bytes": (byte_shapes(), check_fix_bytes, 0.2),
 }
 """Name → (inputs, the property, the share of ``--examples`` it gets)."""
 
@@ -107,7 +110,7 @@ def fuzz(name: str, examples: int, chosen_seed: int) -> tuple[int, list[tuple[fl
         value = data.draw(strategy)
         start = time.perf_counter()
         check(value)
-        glimpse = value if isinstance(value, str) else json.dumps(value)
+        glimpse = value if isinstance(value, str) else json.dumps(value, default=repr)
         times.append((time.perf_counter() - start, glimpse[:60].replace("\n", "\\n")))
 
     failure = ""

@@ -564,3 +564,23 @@ class ByteShape:
             data = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
         text = json.dumps(data, indent=self.indent, ensure_ascii=self.ascii_json)
         return text + "\n" if self.final_newline else text
+
+
+def check_fix_bytes(shape: ByteShape) -> None:
+    """``lint --fix`` on a file of this layout writes back exactly the bytes of the same
+    layout holding the fixed code, and says it fixed the one finding."""
+    import contextlib
+    import io
+    import tempfile
+
+    from pipedoctor.cli import main
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / ("lesson.ipynb" if shape.notebook else "train.py")
+        path.write_bytes(shape.data(fixed=False))
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            code = main(["lint", str(path), "--fix"])
+        assert code == 0, err.getvalue()
+        assert "Fixed 1 finding in 1 file." in err.getvalue(), err.getvalue()
+        assert path.read_bytes() == shape.data(fixed=True), shape

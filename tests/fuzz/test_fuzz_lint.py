@@ -26,6 +26,7 @@ from pipedoctor.rules import load_catalog  # noqa: E402
 from .properties import (  # noqa: E402
     SHAPES,
     ByteShape,
+    check_fix_bytes,
     check_notebook,
     check_source,
     growth,
@@ -161,17 +162,6 @@ def test_the_worst_shapes_finish_in_a_process_of_their_own(tmp_path: Path) -> No
 
 @settings(CI, max_examples=budget(30))
 @given(shape=byte_shapes())
-def test_fixes_keep_every_byte_they_do_not_fix(
-    shape: ByteShape, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """``lint --fix`` on a file in any byte layout writes back exactly the bytes of the same
-    layout holding the fixed code: line endings, BOM, cookie, JSON layout, nbformat."""
+def test_fixes_keep_every_byte_they_do_not_fix(shape: ByteShape) -> None:
     pytest.importorskip("libcst")
-    folder = tmp_path_factory.mktemp("bytes")
-    path = folder / ("lesson.ipynb" if shape.notebook else "train.py")
-    path.write_bytes(shape.data(fixed=False))
-    code = main(["lint", str(path), "--fix"])
-    err = capsys.readouterr().err
-    assert code == 0, err
-    assert "Fixed 1 finding in 1 file." in err, err
-    assert path.read_bytes() == shape.data(fixed=True)
+    check_fix_bytes(shape)
