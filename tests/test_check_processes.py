@@ -63,6 +63,8 @@ def our_descendants() -> list[int]:
     "script, named",
     [
         ("subprocess_launcher.py", "a Python child process (`"),
+        ("shell_launcher.py", "a Python child process (`"),
+        ("system_launcher.py", "a Python child process (`"),
         ("spawn_launcher.py", "a `multiprocessing` process running `train`"),
         ("fork_launcher.py", "a child process made with `os.fork()`"),
     ],

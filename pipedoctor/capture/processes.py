@@ -15,6 +15,8 @@ whatever session or group it moved to, and ends them all when the check ends.
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import signal
 import sys
 import threading
@@ -23,24 +25,75 @@ from collections.abc import Callable, Sequence
 from pathlib import PurePath
 from typing import Any
 
-PYTHON_NAMES = ("python", "pypy")
+PYTHON_NAME = re.compile(r"^(python|pypy)[\d.]*[dmw]*(\.exe)?$")
+"""An interpreter's program name: ``python``, ``python3.11``, ``pypy3``, ``pythonw.exe``."""
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "busybox"})
+WRAPPERS = frozenset(
+    {"env", "nohup", "exec", "time", "nice", "command", "sudo", "timeout", "stdbuf"}
+)
+"""Programs that run the command after their own options: ``nohup python train.py``."""
+OPERAND = re.compile(r"^(-.*|[A-Za-z_][A-Za-z0-9_]*=.*|\d+(\.\d+)?[smhd]?)$")
+"""A wrapper's own word before the command: an option, ``VAR=value``, a number or duration."""
 
 
 def runs_python(executable: object, args: object) -> str | None:
     """The command line of a child that runs Python other than ``pip``, shown as the user
-    wrote it; None for a child that runs something else."""
-    argv = [str(a) for a in args] if isinstance(args, (list, tuple)) else [str(args)]
-    program = str(executable) if executable else (argv[0] if argv else "")
-    if isinstance(args, (str, bytes)):  # a shell command line
-        words = str(args).split()
-        program = words[0] if words else ""
-        argv = words
+    wrote it; None for a child that runs something else. A shell's ``-c`` command line is
+    read for the Python it runs (``sh -c "cd data && python train.py"``)."""
+    if isinstance(args, (list, tuple)):
+        argv = [os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in args]
+    elif isinstance(args, (str, bytes)):  # a program's path, run without a shell
+        argv = [os.fsdecode(args)]
+    else:
+        argv = [str(args)]
+    if executable:
+        argv = [os.fsdecode(executable) if isinstance(executable, bytes) else str(executable)]
+        argv += [str(a) for a in (args[1:] if isinstance(args, (list, tuple)) else [])]
+    return _python_in(argv, depth=0)
+
+
+def shell_runs_python(command: object, depth: int = 0) -> str | None:
+    """The first command of a shell command line that runs Python other than ``pip``
+    (``os.system``, ``shell=True``), split at ``;``, ``&&``, ``||``, ``|`` and ``&``."""
+    text = os.fsdecode(command) if isinstance(command, bytes) else str(command)
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:  # an unclosed quote: the shell refuses it too, but read what is there
+        tokens = text.split()
+    command_words: list[str] = []
+    for token in [*tokens, ";"]:
+        if token and all(c in "();<>|&" for c in token):
+            found = _python_in(command_words, depth) if command_words else None
+            if found is not None:
+                return found
+            command_words = []
+        else:
+            command_words.append(token)
+    return None
+
+
+def _python_in(words: list[str], depth: int) -> str | None:
+    while words and OPERAND.match(words[0]) and "=" in words[0]:  # VAR=value python ...
+        words = words[1:]
+    while words and PurePath(words[0]).name in WRAPPERS:
+        words = words[1:]
+        while words and OPERAND.match(words[0]):
+            words = words[1:]
+    if not words:
+        return None
+    program = words[0]
     name = PurePath(program).name.lower()
-    if not (name.startswith(PYTHON_NAMES) or program == sys.executable):
+    if name in SHELLS:
+        if "-c" in words[1:-1] and depth < 4:
+            return shell_runs_python(words[words.index("-c", 1) + 1], depth + 1)
         return None
-    if "-m" in argv and argv[argv.index("-m") + 1 : argv.index("-m") + 2] == ["pip"]:
+    if not (PYTHON_NAME.match(name) or program == sys.executable):
         return None
-    return " ".join(argv) or program
+    if "-m" in words and words[words.index("-m") + 1 : words.index("-m") + 2] == ["pip"]:
+        return None
+    return " ".join(words)
 
 
 class ChildGuard:
@@ -68,15 +121,18 @@ class ChildGuard:
         multiprocessing.process.BaseProcess.start = start  # type: ignore[method-assign]
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
-        if event not in ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork"):
+        if event not in ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.system"):
             return
         if not self.before_training():
             return
         if event == "os.fork":
             self.stop("a child process made with `os.fork()`")
             return
-        executable, argv = (args[0], args[1]) if len(args) >= 2 else (None, args)
-        command = runs_python(executable, argv)
+        if event == "os.system":
+            command = shell_runs_python(args[0]) if args else None
+        else:
+            executable, argv = (args[0], args[1]) if len(args) >= 2 else (None, args)
+            command = runs_python(executable, argv)
         if command is not None:
             self.stop(f"a Python child process (`{command}`)")
 
