@@ -145,13 +145,20 @@ def saving_at_most(seconds: float, devices: int) -> float:
     return seconds * (1 - 1 / devices)
 
 
-def duration(seconds: float) -> str:
-    """``42 s``, ``12 min``, ``3.4 h``: a length a person reads at a glance."""
+def duration(seconds: float, *, about: bool = False) -> str:
+    """``42 s``, ``12 min``, ``3.4 h``: a length a person reads at a glance, and ``under a
+    second`` rather than "0 s", which reads as no time at all. Every length pipedoctor prints
+    in words comes from here, so they all read alike. ``about``: an estimate (``about 42 s``;
+    a length under a second needs no "about")."""
+    if seconds < 1:
+        return "under a second"
     if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+        text = f"{seconds:.0f} s"
+    elif seconds < 5400:
+        text = f"{seconds / 60:.0f} min"
+    else:
+        text = f"{seconds / 3600:.1f} h"
+    return f"about {text}" if about else text
 
 
 STEPS = ("fix the input pipeline", "mixed precision on the GPU", "more devices")

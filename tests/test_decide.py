@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipedoctor.checker import build_report
 from pipedoctor.decide import decide, duration, next_step, shared_host
-from pipedoctor.render.text import render_text
+from pipedoctor.render.text import render_text, run_line
 from pipedoctor.rules import ALL_RULES
 
 INPUT_BOUND = {
@@ -83,6 +83,21 @@ def test_a_run_without_an_end_says_so_instead_of_guessing() -> None:
 
 def test_durations_read_at_a_glance() -> None:
     assert [duration(s) for s in (42, 720, 12240)] == ["42 s", "12 min", "3.4 h"]
+    assert [duration(s) for s in (0.0, 0.4, 0.99)] == ["under a second"] * 3  # never "0 s"
+    assert duration(42, about=True) == "about 42 s"
+    assert duration(0.3, about=True) == "under a second"  # not "about under a second"
+
+
+def test_a_run_shorter_than_a_second_reads_as_such() -> None:
+    measurements = {
+        "training_samples_per_s": 3_000.0,
+        "decision": {"run": {"known": True, "epochs": 1, "steps_per_epoch": 4, "samples": 256,
+                             "seconds": 0.08}},
+    }  # fmt: skip
+    line = run_line(measurements)
+    assert (
+        line == "1 epochs x 4 steps (256 samples): under a second at the measured 3,000 samples/s"
+    )
 
 
 def test_the_next_step_follows_input_then_precision_then_devices() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
+from pipedoctor.decide import duration
 from pipedoctor.diagnosis import NO_GAIN
 from pipedoctor.evidence import Evidence, assumed, shown
 from pipedoctor.pipeline import (
@@ -540,7 +541,7 @@ def measured_cache(whatif: list[dict]) -> Iterator[Hit]:
             where,
             f"Up to this stage the pipeline does the same work every epoch and nothing caches "
             f"it: a `cache()` here holds {_mb(cache['bytes'])} ({cache['elements']:,} elements) "
-            f"{place}, filled in a first pass of {_took(cache['fill_seconds'])}{moves}.",
+            f"{place}, filled in a first pass of {duration(cache['fill_seconds'])}{moves}.",
             fix=cache_fix(cache),
         )
 
@@ -565,11 +566,6 @@ def cache_fix(cache: dict) -> str:
     if dropped:
         fix += "; list the files without shuffling them (`shuffle=False`)"
     return fix + "."
-
-
-def _took(seconds: float) -> str:
-    """``under a second``, ``3 s``: how long a pass took, never "0 s"."""
-    return "under a second" if seconds < 1 else f"{seconds:,.0f} s"
 
 
 def _mb(size: float) -> str:

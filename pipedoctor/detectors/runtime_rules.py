@@ -304,7 +304,7 @@ def one_device_enough(context: Context) -> Iterator[Hit]:
     yield Hit(
         None,
         f"The whole run ({run['epochs']} epochs x {run['steps_per_epoch']:,} steps, "
-        f"{run['samples']:,} samples) takes about {duration(seconds)} at the measured "
+        f"{run['samples']:,} samples) takes {duration(seconds, about=True)} at the measured "
         f"{rate:,.0f} samples/s, {why}: one device is enough. Even with perfect scaling, "
         f"{devices} devices would save at most {duration(saving)}.",
     )

@@ -233,7 +233,7 @@ def run_line(measurements: Mapping[str, Any]) -> str | None:
     rate = number(measurements.get("training_samples_per_s")) or 0
     return (
         f"{run.get('epochs')} epochs x {run.get('steps_per_epoch'):,} steps "
-        f"({run.get('samples'):,} samples): about {duration(float(run['seconds']))} at the "
+        f"({run.get('samples'):,} samples): {duration(float(run['seconds']), about=True)} at the "
         f"measured {samples(rate)} samples/s"
     )
 
