@@ -321,8 +321,11 @@ def fix_and_report(
 ) -> int:
     """``--diff``: the fixes as a unified diff on stdout, nothing written (exit 1 when there is
     one, as ruff). ``--fix``: the fixes written, then the findings that remain reported. A file
-    that cannot be fixed is one line naming it, exit 2, and the file left as it was."""
+    that cannot be fixed is one line naming it, exit 2, and the file left as it was. A file
+    the lint could not analyse (PD000) has nothing to fix, so it is reported as ``lint``
+    reports it, exit 1: ``--diff`` says so on stderr, keeping stdout a patch."""
     from pipedoctor.fix.run import fix_report, summary
+    from pipedoctor.render.text import render_findings
 
     relint = relinter(config)
     try:
@@ -333,8 +336,12 @@ def fix_and_report(
         sys.stderr.write(f"pipedoctor: error: {shown}: {why}\n")
     if args.diff:
         write_stdout(run.diff)
+        unread = [finding for finding in report.findings if finding.rule == "PD000"]
+        sys.stderr.write(render_findings(unread, color=use_color(args.color, sys.stderr)))
         sys.stderr.write(summary(run, wrote=False) + "\n")
-        return EXIT_ERROR if run.failed else (EXIT_FAILED if run.edits else EXIT_OK)
+        if run.failed:
+            return EXIT_ERROR
+        return EXIT_FAILED if run.edits or (unread and not args.exit_zero) else EXIT_OK
     remaining = lint_paths(paths, config) if run.edits else report
     write_report(remaining, args)
     sys.stderr.write(summary(run, wrote=True) + "\n")

@@ -151,6 +151,29 @@ def test_a_file_that_cannot_be_fixed_is_one_line_exit_2_and_left_alone(tmp_path:
     assert locked.read_text() == source
 
 
+def test_a_file_the_lint_cannot_parse_is_reported_as_lint_reports_it(tmp_path: Path) -> None:
+    """``--diff`` and ``--fix`` agree with ``lint``: a file with a syntax error is its PD000
+    finding (exit 1), and the other files' fixes are still shown or written."""
+    source = "import tensorflow as tf\nds = tf.data.TextLineDataset('a.csv').map(f)\n"
+    (tmp_path / "train.py").write_text(source)
+    (tmp_path / "broken.py").write_text("x = (\n")
+    flags = ("--select", "PD000,PD102", "--confidence", "low")
+    linted = run_lint(".", *flags, cwd=tmp_path)
+    assert linted.returncode == 1
+    pd000 = "broken.py:1:5: PD000 [error] not-analysed: SyntaxError: '(' was never closed"
+    assert pd000 in linted.stdout
+    shown = run_lint(".", "--diff", *flags, cwd=tmp_path)
+    assert shown.returncode == 1, shown.stderr
+    assert shown.stdout.startswith("--- a/train.py\n+++ b/train.py\n")  # a patch, nothing else
+    assert pd000 in shown.stderr and "pipedoctor: error" not in shown.stderr
+    assert (tmp_path / "train.py").read_text() == source
+    done = run_lint(".", "--fix", *flags, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert pd000 in done.stdout and "pipedoctor: error" not in done.stderr
+    assert "num_parallel_calls" in (tmp_path / "train.py").read_text()
+    assert (tmp_path / "broken.py").read_text() == "x = (\n"
+
+
 def notebook_json(*sources: str) -> str:
     cells = [
         {
@@ -202,8 +225,10 @@ def test_a_notebook_with_invalid_json_is_left_as_it_is(tmp_path: Path) -> None:
     path.write_text('{"cells": [')
     done = run_lint(str(path), "--fix", cwd=tmp_path)
     assert path.read_text() == '{"cells": ['
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "broken.ipynb: is not valid notebook JSON: left untouched" in done.stderr
+    # As `lint` reports it: a PD000 finding, exit 1 (nothing in it could be read, so nothing
+    # in it is fixed).
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "broken.ipynb:1:12: PD000 [error] not-analysed: not a valid notebook" in done.stdout
 
 
 def test_a_cache_is_written_only_where_a_check_measured_it() -> None:

@@ -49,6 +49,8 @@ def fix_report(
             by_path.setdefault(finding.path, []).append(finding)
     run = FixRun()
     for shown, findings in sorted(by_path.items()):
+        if all(finding.rule == "PD000" for finding in findings):
+            continue  # nothing to fix: its PD000 finding (a syntax error, unreadable) says why
         path = (root or Path()) / shown
         try:
             source, encoded = read_source(path)

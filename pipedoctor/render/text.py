@@ -7,7 +7,7 @@ so a number reads the same in a terminal and in a notebook.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from pipedoctor.diagnosis import service_figures, size
@@ -54,6 +54,13 @@ def render_text(report: Report, *, color: bool = False) -> str:
         lines.append(f"Verdict: {_paint(_clean(report.verdict), _BOLD, color)}")
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
+
+
+def render_findings(findings: Iterable[Finding], *, color: bool = False) -> str:
+    """Findings alone, each as the report prints it: for a stream that carries something
+    else beside them (``lint --diff`` keeps stdout a patch and says on stderr what it could
+    not read)."""
+    return "".join("\n".join(_block(finding, color)) + "\n\n" for finding in findings)
 
 
 def _measurements(measurements: Mapping[str, Any], color: bool) -> list[str]:
