@@ -25,7 +25,8 @@ from pipedoctor.lint import UsageError, lint_paths
 from pipedoctor.progress import Progress
 from pipedoctor.render import FORMATS, render
 from pipedoctor.report import Report, Severity
-from pipedoctor.rules import Rule, RuleFileError, load_catalog, measured_precision
+from pipedoctor.rule_docs import rule_page, write_pages
+from pipedoctor.rules import RuleFileError, load_catalog
 
 if TYPE_CHECKING:
     from pipedoctor.capture.runner import Continuation
@@ -242,6 +243,12 @@ def build_parser() -> argparse.ArgumentParser:
         "rule", nargs="?", metavar="RULE", help="a rule id, e.g. PD102, or its name"
     )
     explain.add_argument("--all", action="store_true", help="every rule's page, in id order")
+    explain.add_argument(
+        "--pages",
+        type=Path,
+        metavar="DIR",
+        help="write the documentation site's rule pages (one per rule and the catalogue) to DIR",
+    )
     return parser
 
 
@@ -663,97 +670,15 @@ def run_rules_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def rule_page(rule: Rule) -> str:
-    """One rule's documentation, laid out like ruff's rule pages."""
-
-    def section(title: str, body: str) -> str:
-        return f"## {title}\n\n{body.strip()}\n"
-
-    header = f"Severity: {rule.severity.label}. Runs in: {', '.join(rule.scope)}."
-    if rule.ends:
-        header += f" Judges datasets that end in: {', '.join(rule.ends)}."
-    if rule.strategies:
-        header += f" Applies to: {', '.join(rule.strategies)}."
-    parts = [
-        f"# {rule.name} ({rule.id})\n",
-        header + "\n",
-        section("What it does", rule.summary),
-        section("Why is this bad?", rule.why),
-    ]
-    if rule.example_bad:
-        parts.append(section("Example", f"```python\n{rule.example_bad}\n```"))
-    if rule.example_good:
-        parts.append(section("Use instead", f"```python\n{rule.example_good}\n```"))
-    parts.append(section("Fix", rule.fix))
-    safety = {
-        "safe": "The fix keeps what the pipeline yields.",
-        "unsafe": "The fix can change what the pipeline yields or how the model trains; review it.",
-        "none": "There is no mechanical fix; the change needs judgement.",
-    }[rule.fix_safety]
-    if rule.verified_when:
-        safety += (
-            " pipedoctor makes this fix itself (in a check's projection and in `optimize()`) "
-            f"only once it has verified it on your pipeline: {rule.verified_when}"
-        )
-    parts.append(section("Fix safety", safety))
-    if "static" in rule.scope:
-        parts.append(section("Confidence", confidence_text(rule)))
-    if rule.params:
-        params = "\n".join(f"- `{k}` = {v!r}" for k, v in rule.params.items())
-        parts.append(
-            section("Options", f"Set in `[tool.pipedoctor.params.{rule.id}]`:\n\n{params}")
-        )
-    if rule.references:
-        parts.append(section("References", "\n".join(f"- {r}" for r in rule.references)))
-    return "\n".join(parts)
-
-
-def confidence_text(rule: Rule) -> str:
-    """What a static finding of ``rule`` rests on, the tiers that follow, and the precision
-    each tier measured on code the rules were not tuned on."""
-    from pipedoctor.evidence import FACTS
-
-    if rule.facts:
-        needed = "; ".join(FACTS[f] for f in rule.facts)
-        text = (
-            f"A finding is `high` when the code shows every fact it rests on ({needed}), "
-            "`medium` when the analysis assumes one of them, `low` otherwise; a fact the code "
-            "shows false means no finding."
-        )
-    else:
-        text = "A finding rests on what the code shows: it is `high`."
-    if rule.max_confidence != "high":
-        text += f" This rule reports at most `{rule.max_confidence}`"
-        text += f": {rule.confidence_note}" if rule.confidence_note else "."
-    text += (
-        " `pipedoctor lint` reports `high` findings unless `--confidence` (or `confidence` in "
-        "`[tool.pipedoctor]`) asks for more; `pipedoctor check` measures, and keeps them all."
-    )
-    table = measured_precision()
-    figures = table.get("rules", {}).get(rule.id)
-    if not figures:
-        return text + "\n\nNo finding of this rule was judged on the first-look corpora yet."
-    rows = [
-        "| tier | judged | right | wrong | debatable | precision |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for tier, title in (("high", "high"), ("medium", "medium and above"), ("low", "all")):
-        counts = figures.get(tier, {})
-        right, wrong, deb = (counts.get(k, 0) for k in ("true", "false", "debatable"))
-        judged = right + wrong + deb
-        share = f"{right / (right + wrong):.2f}" if right + wrong else "–"
-        rows.append(f"| {title} | {judged} | {right} | {wrong} | {deb} | {share} |")
-    corpora = ", ".join(Path(c).name for c in table.get("corpora", []))
-    return (
-        text + f"\n\nMeasured with the rules as they stand on public code judged by a reviewer who "
-        f"did not write them (`tests/corpus/`: {corpora}, each group of near-duplicate files "
-        "once; each corpus's README gives its first look, before the rules changed for it; "
-        "debatable findings are left out of the precision):\n\n" + "\n".join(rows)
-    )
-
-
 def run_explain(args: argparse.Namespace) -> int:
     catalog = load_catalog()
+    if args.pages:
+        changed = write_pages(args.pages, catalog)
+        for path in changed:
+            sys.stdout.write(f"{path}\n")
+        pages = len(catalog) + 1
+        sys.stderr.write(f"{pages} rule pages in {args.pages}: {len(changed)} changed.\n")
+        return EXIT_OK
     if args.all:
         sys.stdout.write("\n".join(rule_page(rule) for rule in catalog.values()))
         return EXIT_OK
