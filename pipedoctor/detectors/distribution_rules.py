@@ -373,6 +373,12 @@ def autoshard_data(context: Context) -> Iterator[Hit]:
     for fact in setup.of("autoshard"):
         if fact.get("applied") is False:
             continue  # options no training dataset uses
+        evidence: tuple = ()
+        if fact.get("policy") == "DATA":
+            files = fact.get("files")
+            if files is None and fact.get("applied"):
+                continue  # data in memory or one file: only data sharding can split it
+            evidence = (files,) if files is not None else ()
         if fact.get("policy") in ("DATA", "OFF"):
             yield Hit(
                 fact.location,
@@ -382,6 +388,7 @@ def autoshard_data(context: Context) -> Iterator[Hit]:
                     if fact.get("policy") == "DATA"
                     else "every worker trains on the whole data set, duplicating examples."
                 ),
+                evidence=evidence,
             )
 
 

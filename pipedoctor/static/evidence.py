@@ -131,6 +131,30 @@ def several_files(files: Files) -> Evidence | None:
     return assumed("files", "the file names come from a value the analysis cannot see")
 
 
+def files_to_shard(pipelines: list[Pipeline]) -> Evidence | None:
+    """Files each worker could read a share of, instead of reading everything and keeping
+    1/N (``AutoShardPolicy.DATA``): several, shown; files whose number the code does not
+    show, a TFDS data set (assumed); data in memory or one file, which only data sharding
+    can split (None)."""
+    found: list[Evidence] = []
+    for pipeline in pipelines:
+        for stage in pipeline.walk():
+            if not stage.is_source:
+                continue
+            if stage.op == "external":
+                found.append(assumed("files", "the dataset is made outside this file"))
+            elif stage.op == "tfds.load":
+                found.append(assumed("files", "how many files the TFDS split is stored in"))
+            elif stage.op in FILE_SOURCES:
+                files = stage.param("filenames") or stage.param("file_pattern")
+                several = several_files(files) if isinstance(files, Files) else None
+                if several is not None:
+                    found.append(several)
+                elif not isinstance(files, Files):
+                    found.append(assumed("files", f"how many files `{stage.op}` reads"))
+    return next((e for e in found if e.shown), found[0] if found else None)
+
+
 def real_data(pipeline: Pipeline) -> Evidence | None:
     """The data is more than a toy: a named data set of real size (Keras's, a TFDS one),
     sharded over several files (shown); files, arrays or a generator whose size the code does

@@ -345,6 +345,11 @@ class DataFlow:
         if isinstance(value, Stream) and value.strategy is not None:
             self.distributed[self.key(value.pipeline)] = value.strategy
 
+    def distribute(self, value: Value, strategy: Obj) -> None:
+        """``value``'s datasets are handed to ``strategy`` (a ``fit`` under it)."""
+        for pipeline in datasets_in(value):
+            self.distributed.setdefault(self.key(pipeline), strategy)
+
     def uses_of(self, key: PlaceKey) -> Uses:
         """What the code was seen to do with the dataset at ``key``, for the evidence."""
         hows = self.hows.get(key, {})

@@ -30,6 +30,9 @@ STRATEGY_KINDS = {
     "ModelParallel": "keras.distribution",
 }
 """Class name → the strategy kind rule files name in ``strategies``."""
+TF_DISTRIBUTE = frozenset(k for n, k in STRATEGY_KINDS.items() if not k.startswith("keras."))
+"""Kinds of ``tf.distribute`` strategy: under one, Keras's ``fit`` hands its dataset to the
+strategy, whose iterator prefetches each replica's batches (a ``MultiDeviceIterator``)."""
 DATA_PARALLEL = frozenset(
     {
         "MirroredStrategy",
@@ -162,10 +165,9 @@ class StrategyReach:
         model: Value = None,
         strategy: Obj | None = None,
         callbacks: Value = None,
-    ) -> None:
-        """One training (or validation) the code starts, with the strategy that reaches it.
-
-        ``batches`` are the indexes of the ``batch`` facts that size its dataset."""
+    ) -> Obj | None:
+        """One training (or validation) the code starts, with the strategy that reaches it
+        (returned). ``batches`` are the indexes of the ``batch`` facts that size its dataset."""
         record = self.models.get(identity(model)) if model is not None else None
         if strategy is None:
             strategy = self.reaching(record)
@@ -186,6 +188,7 @@ class StrategyReach:
             lr_callback=lr_callback,
             lr_unseen=lr_unseen,
         )
+        return strategy
 
     def reaching(self, record: ModelRecord | None) -> Obj | None:
         """The strategy a ``fit`` runs under: the model's own, else the scope it is called in."""

@@ -13,8 +13,9 @@ from typing import Any
 
 from pipedoctor.pipeline import Pipeline
 from pipedoctor.static import flow
+from pipedoctor.static.evidence import files_to_shard
 from pipedoctor.static.flow import datasets_in
-from pipedoctor.static.reach import batch_facts_of
+from pipedoctor.static.reach import TF_DISTRIBUTE, batch_facts_of
 from pipedoctor.static.values import (
     OPAQUE,
     Const,
@@ -52,20 +53,27 @@ DISCARDABLE = frozenset(
 (``map``, ``filter`` and ``interleave`` at least trace their function, which tests rely on)."""
 
 
+NUMERIC_BUILTINS = {"int": int, "float": float, "round": round, "abs": abs, "min": min, "max": max}
+"""Python's functions on numbers that the analysis folds, as it folds ``+`` and ``*``."""
+DEMO_STEPS = 100
+"""A ``fit`` of fewer steps in all (``epochs`` × ``steps_per_epoch``, both literal) is a
+demo or a smoke test: its input pipeline's speed decides nothing."""
+
+
 class DatasetUses:
     """Records what the code does with datasets: loops, training calls, strategies, discards."""
 
     def mark_applied_options(self, pipelines: list[Pipeline]) -> None:
         """An auto-shard policy counts where its options reach a dataset that trains."""
-        applied = {
-            self.stage_options[id(stage)]
-            for pipeline in pipelines
-            if pipeline.ends & {"training", "unknown"}
-            for stage in pipeline.walk()
-            if id(stage) in self.stage_options
-        }
+        applied: dict[int, list[Pipeline]] = {}
+        for pipeline in pipelines:
+            if pipeline.ends & {"training", "unknown"}:
+                for stage in pipeline.walk():
+                    if id(stage) in self.stage_options:
+                        applied.setdefault(self.stage_options[id(stage)], []).append(pipeline)
         for fact in self.training.of("autoshard"):
             fact.data["applied"] = fact.get("options") in applied
+            fact.data["files"] = files_to_shard(applied.get(fact.get("options"), []))
 
     def loop_end(self) -> str:
         """What the innermost loop the code is in does with a dataset it pulls from."""
@@ -154,7 +162,19 @@ class DatasetUses:
     def call_builtin(
         self, node: ast.Call, name: str, args: list[Value], kwargs: dict[str, Value]
     ) -> Value:
-        """Python's own functions on a dataset: looking at it, or passing it on to a loop."""
+        """Python's own functions: on numbers, folded (``int(3000 / 128 / 10)``); on a
+        dataset, looking at it, or passing it on to a loop."""
+        if name in NUMERIC_BUILTINS and args and not kwargs:
+            numbers = [a.value for a in args if isinstance(a, Const)]
+            if len(numbers) == len(args) and all(
+                isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers
+            ):
+                try:
+                    folded = NUMERIC_BUILTINS[name](*numbers)
+                except (ValueError, OverflowError, TypeError):
+                    return OPAQUE
+                small = not isinstance(folded, int) or folded.bit_length() <= 256
+                return Const(folded) if small else OPAQUE
         if name in ("dict", "list", "tuple") and args and isinstance(args[0], Obj):
             if args[0].kind == "array":
                 return args[0]  # ``dict(frame)``: the same examples, as columns
@@ -242,6 +262,13 @@ class DatasetUses:
             literal = isinstance(given, Const) and isinstance(given.value, int)
             epochs = given.value if literal else None  # type: ignore[union-attr]
         handled = model.get("preprocesses", "") if isinstance(model, Obj) else ""
+        per_epoch = kwargs.get("steps_per_epoch")
+        if isinstance(per_epoch, Const) and isinstance(per_epoch.value, int) and epochs:
+            if per_epoch.value * epochs < DEMO_STEPS:  # a demo: no step waits long enough
+                how = f"`fit` for {per_epoch.value * epochs} steps in all"
+                self.flow.use(x, "inspection", self.where(node, how))
+                self.flow.use(kwargs.get("validation_data", OPAQUE), "inspection")
+                return OPAQUE
         self.flow.use(x, "training", self.where(node, "`fit`"), epochs, handled)
         steps = kwargs.get("validation_steps")
         one_batch = isinstance(steps, Const) and isinstance(steps.value, int) and steps.value <= 1
@@ -258,7 +285,7 @@ class DatasetUses:
             batches.append(self.batch_fact(node, kwargs["batch_size"], "fit"))
         for pipeline in datasets_in(x):
             batches += batch_facts_of(pipeline, self.stage_batches)
-        self.reach.trained(
+        strategy = self.reach.trained(
             self.location(node),
             "training",
             batches,
@@ -266,6 +293,9 @@ class DatasetUses:
             strategy=x.strategy if isinstance(x, Stream) else None,
             callbacks=kwargs.get("callbacks"),
         )
+        if strategy is not None and strategy.get("kind") in TF_DISTRIBUTE:
+            for dataset in (x, kwargs.get("validation_data", OPAQUE)):
+                self.flow.distribute(dataset, strategy)
         return OPAQUE
 
     def estimator_call(self, node: ast.Call, estimator: Value, name: str, input_fn: Func) -> Value:

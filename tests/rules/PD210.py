@@ -26,3 +26,25 @@ def shown_not_used():
     # ok: PD210
     unused.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
     return unused
+
+
+def in_memory_arrays(x, y):
+    # data in memory has no files to split: only DATA sharding can give each worker its part
+    options = tf.data.Options()
+    # ok: PD210
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    rows = tf.data.Dataset.from_tensor_slices((x, y)).with_options(options).batch(64)
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.fit(rows, epochs=5)
+
+
+def a_tfds_split():
+    import tensorflow_datasets as tfds
+
+    # how many files a TFDS split is stored in is not in the code (MNIST's train split is one)
+    options = tf.data.Options()
+    # ruleid[medium]: PD210
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    images = tfds.load("imagenet2012", split="train").with_options(options).batch(64)
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.fit(images, epochs=5)
