@@ -23,7 +23,8 @@ findings that appeared after a rule changed, and ``misses.csv`` the problems the
 the lint miss (recall), ``duplicates.csv`` the files that are near-copies of another file of
 the corpus (``--once``: their findings are left out, so each group is judged once).
 ``--write`` writes the per-rule, per-tier figures over every corpus
-given as the table the rule pages (``pipedoctor explain``, ``docs/rules.md``) quote.
+given as the table the rule pages (``pipedoctor explain``, ``docs/rules/``) quote; after it,
+``pipedoctor explain --pages docs/rules`` writes the site's pages again.
 
 Exit status: 0 when every finding is judged and the ``high`` tier's precision (debatable left
 out) is at least ``--min-precision``; 1 otherwise.

@@ -238,10 +238,3 @@ def test_demo_lints_the_bundled_script() -> None:
     assert all(f["path"].endswith("train_demo.py") for f in data["findings"])
     assert {f["confidence"] for f in data["findings"]} == {"medium"}
     assert done.returncode == 1
-
-
-def test_docs_rules_page_is_generated_from_the_catalog() -> None:
-    docs = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
-    assert docs.read_text(encoding="utf-8") == run("explain", "--all").stdout, (
-        "docs/rules.md is stale: regenerate it with `pipedoctor explain --all > docs/rules.md`"
-    )
