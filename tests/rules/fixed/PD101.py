@@ -241,3 +241,24 @@ def tf1_contrib_input_fn(files):
     # map_and_batch computes its batches ahead on background threads: no step waits on it
     # ok: PD101
     return ds.apply(tf.contrib.data.map_and_batch(tf.io.parse_tensor, batch_size=32))
+
+
+def fit_under_a_strategy():
+    # under a tf.distribute strategy, `fit` hands the dataset to the strategy, whose
+    # iterator prefetches each replica's batches
+    strategy = tf.distribute.MirroredStrategy()
+    files = tf.io.gfile.glob("data/train-*.tfrecord")
+    # ok: PD101
+    ds = tf.data.TFRecordDataset(files, num_parallel_reads=8).map(tf.io.parse_tensor).batch(64)
+    with strategy.scope():
+        model = keras.Sequential([keras.layers.Dense(1)])
+        model.compile("adam", "mse")
+    model.fit(ds, epochs=5)
+
+
+def a_demo_of_forty_steps(parse):
+    files = tf.io.gfile.glob("data/train-*.tfrecord")
+    # twenty epochs of two steps: a demo, whatever its pipeline
+    # ok: PD101
+    ds = tf.data.TFRecordDataset(files, num_parallel_reads=8).map(parse).repeat().batch(128)
+    keras.Sequential().fit(ds, epochs=20, steps_per_epoch=2)
