@@ -54,13 +54,17 @@ DEFECTS = {
     "keras_distributed_training_with_tensorflow.py",  # ends with `batch`: no prefetch
     "keras_writing_a_custom_training_loop_in_tensorflow.py",  # ends with `batch`: no prefetch
     "kerasio_tfrecord.py",  # `prefetch` before `batch`
+    "tfdocs_simple_audio.py",  # `cache().shuffle()` of batches: the same examples train together
     "tfexamples_dcgan.py",  # ends with `batch`: no prefetch
     "vertexai_text_classification_task.py",  # `map(vectorize_text)` without parallel calls
 }
 """Scripts whose input pipeline has a defect a reviewer would fix: the check must say so at a
 line of the script (or of its helpers)."""
 
-KNOWN_GAPS: dict[str, str] = {}
+KNOWN_GAPS: dict[str, str] = {
+    "tfexamples_pix2pix.py": "batch-1 steps of ~1.5 s: training/ceiling stays within its "
+    "interval of 0.8 in the budget, so no verdict (inconclusive, exit 2)",
+}
 """Scripts on which the check does not measure everything yet, with what it reports."""
 
 
