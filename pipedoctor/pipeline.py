@@ -448,18 +448,8 @@ class Pipeline:
         """Whether a stage upstream of ``stage`` (as ``upstream_of`` lists them) passes
         ``test``: one pass over the pipeline for each ``name`` asked, then constant time a
         stage, where asking ``upstream_of`` of every stage would cost the square."""
-        pipeline = self
-        while True:
-            layout = pipeline._layout()
-            at = layout.index.get(id(stage))
-            if at is None:
-                return False
-            i = bisect.bisect_right(layout.starts, at) - 1
-            if pipeline.stages[i] is stage:
-                return pipeline._prefix_any(name, test)[layout.starts[i]]
-            inputs = layout.segments[i]
-            k = bisect.bisect_right([start for start, _ in inputs], at) - 1
-            pipeline = inputs[k][1]
+        found = self._holder(stage)
+        return found is not None and found[0]._prefix_any(name, test)[found[1]]
 
     def _prefix_any(self, name: str, test: Callable[[Stage], bool]) -> list[bool]:
         def compute() -> list[bool]:
@@ -474,6 +464,12 @@ class Pipeline:
     def nearest_before(self, stage: Stage, ops: frozenset[str]) -> Stage | None:
         """The stage with one of ``ops`` nearest upstream of ``stage`` in the chain it sits
         in (``earlier``'s first match), in time linear in the pipeline once per ``ops``."""
+        found = self._holder(stage)
+        return None if found is None else found[0]._nearest(ops)[found[1]]
+
+    def _holder(self, stage: Stage) -> tuple[Pipeline, int] | None:
+        """The pipeline (this one or one of its inputs) whose own chain holds ``stage``, and
+        where that chain starts in its walk; None when ``stage`` is not upstream here."""
         pipeline = self
         while True:
             layout = pipeline._layout()
@@ -482,7 +478,7 @@ class Pipeline:
                 return None
             i = bisect.bisect_right(layout.starts, at) - 1
             if pipeline.stages[i] is stage:
-                return pipeline._nearest(ops)[layout.starts[i]]
+                return pipeline, layout.starts[i]
             inputs = layout.segments[i]
             k = bisect.bisect_right([start for start, _ in inputs], at) - 1
             pipeline = inputs[k][1]
