@@ -53,6 +53,8 @@ DEFECTS = {
     "ecosystem_keras_mnist.py",  # ends with `batch`: no prefetch
     "keras_distributed_training_with_tensorflow.py",  # ends with `batch`: no prefetch
     "keras_writing_a_custom_training_loop_in_tensorflow.py",  # ends with `batch`: no prefetch
+    "kerasio_speaker_recognition_using_cnn.py",  # `map(path_to_audio)` without parallel calls
+    "kerasio_timeseries_traffic_forecasting.py",  # `prefetch(16).cache()`, shuffles whole batches
     "kerasio_tfrecord.py",  # `prefetch` before `batch`
     "tfdocs_simple_audio.py",  # `cache().shuffle()` of batches: the same examples train together
     "tfexamples_dcgan.py",  # ends with `batch`: no prefetch
