@@ -8,6 +8,9 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -56,15 +59,102 @@ def check(*args: str, cwd: Path, timeout: float = 150) -> subprocess.CompletedPr
     )
 
 
-def test_input_bound_script_json_gate_and_clean_directory(tmp_path: Path) -> None:
-    script = tmp_path / "train.py"
-    script.write_text(INPUT_BOUND)
-    before = sorted(p.name for p in tmp_path.iterdir())
-    done = check(
-        "train.py", "--format", "json", "--timeout", "45", "--fail-on", "input-bound",
-        "--devices", "8",
-        "--ignore", "PD108", "--", "--epochs", "5", cwd=tmp_path,
-    )  # fmt: skip
+# Three epochs of about 8 s each after a check of at most 20 s: longer than the check's budget
+# and than any wait inside pipedoctor (the old code killed the script after 10 s).
+RUN_AFTER = INPUT_BOUND.replace(
+    "model.fit(ds, epochs=int(sys.argv[2]))",
+    "history = model.fit(ds, epochs=int(sys.argv[2]), verbose=2)",
+).replace(
+    'raise SystemExit("the script must not get here: training was to be stopped")',
+    "open('trained.txt', 'w').write(str(len(history.epoch)))\nraise SystemExit(3)",
+)
+
+SLOW_CHECKS = {
+    "run_after": (
+        RUN_AFTER,
+        ["--format", "json", "--timeout", "20", "--run-after", "--ignore", "PD108",
+         "--", "--epochs", "3"],
+    ),
+    "gate": (
+        INPUT_BOUND,
+        ["--format", "json", "--timeout", "45", "--fail-on", "input-bound", "--devices", "8",
+         "--ignore", "PD108", "--", "--epochs", "5"],
+    ),
+    **{
+        f"min_ratio_to_file={to_file}": (
+            INPUT_BOUND,
+            ["--format", "json", "--timeout", "20", "--min-ratio", "0.95",
+             *(["-o", "report.json"] if to_file else []), "--show-output", "-q",
+             "--", "--epochs", "5"],
+        )
+        for to_file in (True, False)
+    },
+}  # fmt: skip
+"""The checks of the input-bound script (as ``train.py`` in a folder of its own) that the
+tests below assert on, by name: the script and the arguments after it; longest first (about
+45, 40, 18 and 18 s)."""
+SLOW_LANES = 2
+"""The input-bound script's checks run two at a time, as the style matrix's do: its pipeline
+sleeps 2 ms per example on one thread, so two of them keep well under the 2 cores busy."""
+
+
+@dataclass
+class Ran:
+    done: subprocess.CompletedProcess[str]
+    folder: Path
+    before: list[str]
+    """What the folder held before the check."""
+    seconds: float
+
+
+def run_slow_check(name: str, folder: Path) -> Ran:
+    source, args = SLOW_CHECKS[name]
+    (folder / "train.py").write_text(source)
+    before = sorted(p.name for p in folder.iterdir())
+    started = time.monotonic()
+    done = check("train.py", *args, cwd=folder, timeout=240)
+    return Ran(done, folder, before, time.monotonic() - started)
+
+
+@pytest.fixture(scope="module")
+def slow_checks(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """The selected tests' checks of the input-bound script, all run (in ``SLOW_LANES``
+    lanes, longest first) before the first of those tests asserts, so that nothing else runs
+    beside them."""
+    wanted = {
+        name
+        for item in request.session.items
+        if item.module is request.module
+        for name in getattr(item.obj, "slow_checks", lambda _: ())(item)
+    }
+    with ThreadPoolExecutor(SLOW_LANES) as lanes:
+        running = {
+            name: lanes.submit(run_slow_check, name, tmp_path_factory.mktemp(name))
+            for name in SLOW_CHECKS
+            if name in wanted
+        }
+        return {name: future.result() for name, future in running.items()}
+
+
+def uses(*names: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Marks a test as asserting on these checks of ``SLOW_CHECKS``; for a parametrised test,
+    a name with ``{param}`` in it is the check of each case."""
+
+    def checks_of(item: pytest.Function) -> list[str]:
+        params = getattr(item, "callspec", None)
+        return [name.format(**(params.params if params else {})) for name in names]
+
+    def mark(test: Callable[..., None]) -> Callable[..., None]:
+        test.slow_checks = checks_of  # type: ignore[attr-defined]
+        return test
+
+    return mark
+
+
+@uses("gate")
+def test_input_bound_script_json_gate_and_clean_directory(slow_checks) -> None:
+    ran = slow_checks["gate"]
+    done = ran.done
     assert done.returncode == 1, done.stderr[-3000:]
     data = json.loads(done.stdout)  # stdout is only the JSON: progress went to stderr
     assert data["verdict"] == "input-bound"
@@ -105,7 +195,7 @@ def test_input_bound_script_json_gate_and_clean_directory(tmp_path: Path) -> Non
     assert next(f for f in data["findings"] if f["rule"] == "PD102")["path"] == "train.py"
     assert "gate failed: the verdict is input-bound" in done.stderr
     assert "measuring" in done.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert sorted(p.name for p in ran.folder.iterdir()) == ran.before
 
 
 def alive(pid: int) -> bool:
@@ -198,31 +288,17 @@ def test_custom_training_loop_is_timed_in_place(tmp_path: Path) -> None:
     assert m["strategy"] == "OneDeviceStrategy" and m["batch_size"] == 16
 
 
-def test_run_after_trains_to_the_end_report_first_with_the_scripts_exit_code(
-    tmp_path: Path,
-) -> None:
-    # Three epochs of about 8 s each after a check of at most 20 s: longer than the check's
-    # budget and than any wait inside pipedoctor (the old code killed the script after 10 s).
-    script = INPUT_BOUND.replace(
-        "model.fit(ds, epochs=int(sys.argv[2]))",
-        "history = model.fit(ds, epochs=int(sys.argv[2]), verbose=2)",
-    ).replace(
-        'raise SystemExit("the script must not get here: training was to be stopped")',
-        "open('trained.txt', 'w').write(str(len(history.epoch)))\nraise SystemExit(3)",
-    )
-    (tmp_path / "train.py").write_text(script)
-    started = time.monotonic()
-    done = check(
-        "train.py", "--format", "json", "--timeout", "20", "--run-after", "--ignore", "PD108",
-        "--", "--epochs", "3", cwd=tmp_path, timeout=240,
-    )  # fmt: skip
+@uses("run_after")
+def test_run_after_trains_to_the_end_report_first_with_the_scripts_exit_code(slow_checks) -> None:
+    ran = slow_checks["run_after"]
+    done = ran.done
     assert done.returncode == 3, done.stderr[-3000:]  # the script's own exit code
-    assert time.monotonic() - started > 20
+    assert ran.seconds > 20  # longer than the check's budget: the script trained on after it
     assert json.loads(done.stdout)["verdict"] == "input-bound"  # the report, alone on stdout
-    assert (tmp_path / "trained.txt").read_text() == "3"  # every epoch ran
+    assert (ran.folder / "trained.txt").read_text() == "3"  # every epoch ran
     after = done.stderr.split("the script trains on (--run-after)", 1)[1]
     assert "Epoch 3/3" in after and "exit code 3" in after
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py", "trained.txt"]
+    assert sorted(p.name for p in ran.folder.iterdir()) == ["train.py", "trained.txt"]
 
 
 def test_ctrl_c_stops_the_check_and_its_children(tmp_path: Path) -> None:
@@ -246,17 +322,14 @@ def test_ctrl_c_stops_the_check_and_its_children(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("to_file", [True, False])
-def test_min_ratio_output_file_and_the_scripts_own_output(tmp_path: Path, to_file: bool) -> None:
-    (tmp_path / "train.py").write_text(INPUT_BOUND)
-    output = ["-o", "report.json"] if to_file else []
-    done = check(
-        "train.py", "--format", "json", "--timeout", "20", "--min-ratio", "0.95",
-        *output, "--show-output", "-q", "--", "--epochs", "5", cwd=tmp_path,
-    )  # fmt: skip
+@uses("min_ratio_to_file={to_file}")
+def test_min_ratio_output_file_and_the_scripts_own_output(slow_checks, to_file: bool) -> None:
+    ran = slow_checks[f"min_ratio_to_file={to_file}"]
+    done = ran.done
     assert done.returncode == 1, done.stderr[-3000:]
     # --show-output: the script's own output, on stderr; stdout belongs to the report (which
     # parses as JSON there), or stays empty when the report goes to a file
-    text = (tmp_path / "report.json").read_text() if to_file else done.stdout
+    text = (ran.folder / "report.json").read_text() if to_file else done.stdout
     data = json.loads(text)
     m = data["measurements"]
     ratio = m["training_samples_per_s"] / m["ceiling_samples_per_s"]
