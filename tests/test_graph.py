@@ -241,7 +241,7 @@ def test_keras_arrays_that_do_not_fill_the_last_batch_are_timed_in_samples() -> 
     x = np.random.rand(1000, 20).astype("float32")
     y = np.random.randint(0, 2, size=(1000,))
     ds = get_data_adapter(x, y, batch_size=48, shuffle=True).get_tf_dataset()
-    result = diagnose(ds, time.perf_counter() + 40)
+    result = diagnose(ds, time.perf_counter() + 20)  # the stages are timed in the first 10 s
     assert not any("could not be rebuilt" in n for n in result.notes), result.notes
     (untimed,) = [n for n in result.notes if n.startswith("per-stage rates:")]
     assert "flat_map" in untimed
