@@ -57,7 +57,8 @@ def test_input_bound_fit_is_judged_input_bound_and_the_model_is_left_as_it_was()
         "pipedoctor epoch 1/2",
         "pipedoctor epoch 2/2",
     ]
-    assert any(line.startswith("pipedoctor epoch 1: PD301 input-bound") for line in printed)
+    live = "pipedoctor after epoch 1, run so far: PD301 input-bound"
+    assert any(line.startswith(live) for line in printed)
     assert any("input wait" in line for line in printed)
     assert len(report.measurements["epochs"]) == 2
     assert report.measurements["batch_size"] == 32

@@ -278,6 +278,23 @@ def test_epoch_lines_name_the_worker_and_what_was_measured() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("fraction", "ci", "shown"),
+    [(0.64, 0.04, "input wait 64% ±4%"), (0.0, 0.44, "input wait 0%-44%"),
+     (0.95, 0.2, "input wait 75%-100%"), (0.3, None, "input wait 30%")],
+)  # fmt: skip
+def test_a_wait_share_is_never_shown_past_0_or_100_percent(fraction, ci, shown) -> None:
+    assert lines.wait_text(fraction, ci) == shown
+
+
+def test_live_findings_say_they_cover_the_run_so_far() -> None:
+    finding = Finding("PD301", "input-bound", Severity.ERROR, "Training reaches 23%")
+    assert lines.finding_line(finding, None, 3) == (
+        "pipedoctor after epoch 3, run so far: PD301 input-bound: Training reaches 23%"
+    )
+    assert lines.finding_line(finding, "w1", None).startswith("pipedoctor[w1] run: PD301")
+
+
 def test_a_checks_phases_become_timeline_segments() -> None:
     from pipedoctor.measure.rates import RateMeter
     from pipedoctor.measure.timeline import phases_from_rates

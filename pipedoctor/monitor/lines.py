@@ -17,11 +17,16 @@ def prefix(worker: str | None) -> str:
 
 
 def wait_text(fraction: float | None, ci: float | None) -> str | None:
-    """``input wait 64% ±4%`` of the step time."""
+    """``input wait 64% ±4%`` of the step time; a share whose interval reaches past 0% or
+    100% as the range it can be in (``input wait 0%-44%``), never ``0% ±44%``."""
     if fraction is None:
         return None
-    spread = f" ±{ci:.0%}" if ci is not None and ci >= 0.005 else ""
-    return f"input wait {fraction:.0%}{spread}"
+    if ci is None or ci < 0.005:
+        return f"input wait {fraction:.0%}"
+    low, high = max(0.0, fraction - ci), min(1.0, fraction + ci)
+    if low == 0.0 or high == 1.0:
+        return f"input wait {low:.0%}-{high:.0%}"
+    return f"input wait {fraction:.0%} ±{ci:.0%}"
 
 
 def epoch_line(record: dict[str, Any], epochs: int | None, worker: str | None) -> str:
@@ -51,7 +56,9 @@ def epoch_line(record: dict[str, Any], epochs: int | None, worker: str | None) -
 
 
 def finding_line(finding: Finding, worker: str | None, epoch: int | None) -> str:
-    when = f" epoch {epoch}:" if epoch is not None else ""
+    """A finding as it first appears. Its figures cover the run so far, not the epoch the
+    line before shows (``after epoch 3, run so far: PD301 ...``); at the end, the run."""
+    when = f" after epoch {epoch}, run so far:" if epoch is not None else " run:"
     return f"{prefix(worker)}{when} {finding.rule} {finding.name}: {finding.message}"
 
 
