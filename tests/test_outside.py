@@ -43,6 +43,7 @@ BUDGETS = {
     "kerasio_speaker_recognition_using_cnn.py": 30,  # writes 1,280 WAV files before training
     "kerasio_timeseries_traffic_forecasting.py": 40,  # training/ceiling undecided in 22-30 s
     "kerasio_tfrecord.py": 40,  # a frozen Xception on 72 x 72 images
+    "tfdocs_segmentation.py": 40,  # MobileNetV2 U-Net at batch 64, ~1.5 s a step
     "tfdocs_simple_audio.py": 30,  # training/ceiling at times undecided in 22 s
     "tfdocs_transfer_learning.py": 40,  # evaluates a MobileNetV2 before its first fit
     "tfexamples_densenet_distributed_train.py": 30,  # 2 replicas, run eagerly
@@ -51,6 +52,7 @@ BUDGETS = {
 
 HELPERS = {
     "tfdocs_multi_worker_with_ctl.py": "tfdocs_ctl_helpers",
+    "tfdocs_segmentation.py": "tfdocs_segmentation_helpers",
     "tfexamples_densenet_distributed_train.py": "tfexamples_densenet",
     "vertexai_text_classification_task.py": "vertexai_text_trainer",
 }
@@ -64,6 +66,7 @@ DEFECTS = {
     "kerasio_speaker_recognition_using_cnn.py",  # `map(path_to_audio)` without parallel calls
     "kerasio_timeseries_traffic_forecasting.py",  # `prefetch(16).cache()`, shuffles whole batches
     "kerasio_tfrecord.py",  # `prefetch` before `batch`
+    "tfdocs_segmentation.py",  # `map(Augment())` without parallel calls
     "tfdocs_simple_audio.py",  # `cache().shuffle()` of batches: the same examples train together
     "tfexamples_dcgan.py",  # ends with `batch`: no prefetch
     "vertexai_cifar10_one_device_task.py",  # ends with `batch`: no prefetch
