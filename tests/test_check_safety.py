@@ -57,7 +57,7 @@ def test_nothing_after_the_training_call_runs(tmp_path: Path) -> None:
     saved.write_bytes(b"the user's trained model")
     done = subprocess.run(
         [sys.executable, "-m", "pipedoctor", "check", "train.py", "--format", "json",
-         "--timeout", "22", "--quiet"],
+         "--timeout", "40", "--quiet"],
         capture_output=True, text=True, cwd=tmp_path, timeout=180,
     )  # fmt: skip
     assert done.returncode in (0, 1), done.stderr[-2000:]
