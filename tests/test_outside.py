@@ -48,6 +48,7 @@ BUDGETS = {
     "tfdocs_transfer_learning.py": 40,  # evaluates a MobileNetV2 before its first fit
     "tfexamples_densenet_distributed_train.py": 30,  # 2 replicas, run eagerly
     "tfexamples_dogs_vs_cats_with_augmentation.py": 30,  # ImageDataGenerator, ~1.5 s a step
+    "tfexamples_pix2pix.py": 40,  # see KNOWN_GAPS: shorter budgets end before training is timed
 }
 
 HELPERS = {
@@ -76,8 +77,8 @@ DEFECTS = {
 line of the script (or of its helpers)."""
 
 KNOWN_GAPS: dict[str, str] = {
-    "tfexamples_pix2pix.py": "batch-1 steps of ~1.5 s: training/ceiling stays within its "
-    "interval of 0.8 in the budget, so no verdict (inconclusive, exit 2)",
+    "tfexamples_pix2pix.py": "batch-1 steps of ~1.5 s: once both intervals are measured, "
+    "training/ceiling stays within them around 0.8, so no verdict (inconclusive, exit 2)",
 }
 """Scripts on which the check does not measure everything yet, with what it reports."""
 
