@@ -116,7 +116,7 @@ def test_the_position_comes_from_the_measured_rates_not_the_op_names() -> None:
         .batch(16)
     )
     gp = read_dataset(ds, None)
-    outcome = evaluate(gp, ds.element_spec, time.perf_counter() + 40, PLENTY)
+    outcome = evaluate(gp, ds.element_spec, time.perf_counter() + 30, PLENTY)
     (entry,) = [f for f in outcome.fixes if f["rule"] == "PD106"]
     assert entry["cache"]["stage"] >= 2, outcome.stages  # after the costly map, whatever its ops
     assert entry["gain"] > 1.2 and entry["applied"], entry
@@ -170,8 +170,8 @@ def test_unknown_free_ram_fills_nothing() -> None:
 def test_pd106_is_placed_and_sized_by_the_measurement() -> None:
     ds = tf.data.Dataset.range(400).repeat().map(spectrum).batch(16)
     started = time.perf_counter()
-    result = diagnose(ds, started + 30, free_ram_bytes=8 * 10**9)
-    assert time.perf_counter() - started < 31  # the fill pass counts against the budget
+    result = diagnose(ds, started + 20, free_ram_bytes=8 * 10**9)  # the cache is timed first
+    assert time.perf_counter() - started < 21  # the fill pass counts against the budget
     (pd106,) = [f for f in result.findings if f.rule == "PD106"]
     assert "holds 0.4 MB (400 elements) in RAM" in pd106.message
     assert "`repeat`" in pd106.message and "same order" in pd106.message
