@@ -111,9 +111,11 @@ def build_report(
 
     found = diagnosis.verdict(measurements, selection.params.get("PD301"))
     measurements = dict(measurements)
+    limits = diagnosis.thresholds(selection.params.get("PD301"))
     if found == diagnosis.INCONCLUSIVE:
-        limits = diagnosis.thresholds(selection.params.get("PD301"))
         measurements["undecided"] = diagnosis.undecided(measurements, limits)
+    elif found == diagnosis.COMPUTE_BOUND and (note := diagnosis.noise_note(measurements, limits)):
+        notes = [*notes, note]
     if decision := decide(measurements, devices):
         measurements["decision"] = decision
     gains = [f.end_to_end_gain for f in file_findings if f.end_to_end_gain is not None]

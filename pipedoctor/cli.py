@@ -28,6 +28,10 @@ from pipedoctor.report import Report, Severity
 from pipedoctor.rule_docs import rule_page, write_pages
 from pipedoctor.rules import RuleFileError, load_catalog
 
+LONGER_WORTH_IT = 10.0
+"""An inconclusive check suggests a longer ``--timeout`` only up to this many times the one
+it had; beyond, it says the figures sit on the threshold instead of asking for hours."""
+
 if TYPE_CHECKING:
     from pipedoctor.capture.runner import Continuation
 
@@ -493,10 +497,16 @@ def run_check(args: argparse.Namespace) -> int:
     code = report_and_gate(checked.report, args, fail_on, args.min_ratio)
     if checked.report.verdict == "inconclusive" and checked.report.incomplete is None:
         undecided = checked.report.measurements.get("undecided") or {}
-        budget = math.ceil(args.timeout * float(undecided.get("longer") or 2))
+        longer = float(undecided.get("longer") or 2)
+        budget = math.ceil(args.timeout * longer)
+        advice = (
+            f"check again with --timeout {budget} or more"
+            if longer <= LONGER_WORTH_IT
+            else f"the figures sit on it: only a check about x{longer:g} longer would decide"
+        )
         sys.stderr.write(
             "pipedoctor: error: inconclusive: the throughputs' intervals straddle the verdict's "
-            f"threshold; check again with --timeout {budget} or more\n"
+            f"threshold; {advice}\n"
         )
         return EXIT_ERROR
     if checked.report.incomplete is not None:

@@ -145,6 +145,12 @@ def saving_at_most(seconds: float, devices: int) -> float:
     return seconds * (1 - 1 / devices)
 
 
+def run_size(run: dict[str, Any]) -> str:
+    """``3 epochs x 16 steps`` (``1 epoch x 5 steps``): a run's length as the report says it."""
+    epochs, steps = run.get("epochs"), run.get("steps_per_epoch")
+    return f"{epochs} epoch{'' if epochs == 1 else 's'} x {steps:,} step{'' if steps == 1 else 's'}"
+
+
 def duration(seconds: float, *, about: bool = False) -> str:
     """``42 s``, ``12 min``, ``3.4 h``: a length a person reads at a glance, and ``under a
     second`` rather than "0 s", which reads as no time at all. Every length pipedoctor prints

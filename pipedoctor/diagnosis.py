@@ -49,8 +49,14 @@ def verdict(measurements: dict[str, Any], params: dict[str, Any] | None = None) 
     limits = thresholds(params)
     if not pipeline or not ceiling or not training:
         return wait_verdict(measurements, limits)
-    if undecided(measurements, limits) is not None:
-        return INCONCLUSIVE
+    question = undecided(measurements, limits)
+    if question is not None:
+        if question["compared"] != "training / ceiling" or not input_keeps_up(measurements, limits):
+            return INCONCLUSIVE
+        # Whether training reaches the ceiling is within the noise, but the pipeline alone is
+        # clearly fast enough: input is not what limits the job. Nothing shows the two slow
+        # each other down (balanced), so the model is taken as the limit (``noise_note``).
+        return COMPUTE_BOUND
     if training >= limits["training_to_ceiling"] * ceiling:
         return COMPUTE_BOUND
     if pipeline < limits["pipeline_to_ceiling"] * ceiling:
@@ -58,13 +64,42 @@ def verdict(measurements: dict[str, Any], params: dict[str, Any] | None = None) 
     return BALANCED
 
 
+UNTIMED_CI = 0.25
+"""The relative half-width taken for a throughput the check timed in too few blocks to give
+a 95% interval (a slow model, a short budget: its ``*_ci`` is None): no interval is no
+certainty. Figures given without any ``*_ci`` (read from a profile, written by hand) are
+compared as they are."""
+
+
+def _intervals(measurements: dict[str, Any]) -> dict[str, float | None]:
+    found: dict[str, float | None] = {}
+    for name in ("pipeline", "ceiling", "training"):
+        key = f"{name}_ci"
+        ci = measurements.get(key)
+        found[name] = float(ci) if ci is not None else (UNTIMED_CI if key in measurements else None)
+    return found
+
+
+def input_keeps_up(measurements: dict[str, Any], limits: dict[str, float]) -> bool:
+    """The pipeline alone delivers more than ``pipeline_to_ceiling`` of the ceiling beyond
+    both intervals: whatever training reached, input is not what holds it back."""
+    pipeline = measurements.get("pipeline_samples_per_s")
+    ceiling = measurements.get("ceiling_samples_per_s")
+    if not pipeline or not ceiling:
+        return False
+    cis = _intervals(measurements)
+    spread = (cis["pipeline"] or 0.0) + (cis["ceiling"] or 0.0)
+    return pipeline / ceiling >= limits["pipeline_to_ceiling"] * (1 + spread)
+
+
 def undecided(measurements: dict[str, Any], limits: dict[str, float]) -> dict[str, Any] | None:
     """Where a comparison the verdict turns on lies within the throughputs' intervals (95%,
-    relative half-widths added for a ratio): which one, and about how much longer the timing
-    must run for it to be decided (an interval narrows as the square root of the time).
-    ``None`` when every comparison the verdict needs is clear, or no interval was measured."""
+    relative half-widths added for a ratio; ``UNTIMED_CI`` for a throughput timed too briefly
+    for one): which one, and about how much longer the timing must run for it to be decided
+    (an interval narrows as the square root of the time). ``None`` when every comparison the
+    verdict needs is clear."""
     rates = {n: measurements.get(f"{n}_samples_per_s") for n in ("pipeline", "ceiling", "training")}
-    cis = {n: measurements.get(f"{n}_ci") for n in rates}
+    cis = _intervals(measurements)
     steps = [("training", "training_to_ceiling")]
     if rates["training"] < limits["training_to_ceiling"] * rates["ceiling"]:
         steps.append(("pipeline", "pipeline_to_ceiling"))  # decided only below the first
@@ -83,6 +118,19 @@ def undecided(measurements: dict[str, Any], limits: dict[str, float]) -> dict[st
                 "longer": round(min((spread / max(gap, 0.01)) ** 2, 100.0), 1),
             }
     return None
+
+
+def noise_note(measurements: dict[str, Any], limits: dict[str, float]) -> str | None:
+    """What a ``compute-bound`` verdict given within the noise rests on (see ``verdict``)."""
+    question = undecided(measurements, limits)
+    if question is None:
+        return None
+    return (
+        f"whether training reaches the compute ceiling is within the figures' noise (training "
+        f"/ ceiling {question['ratio']:.2f} ±{question['spread']:.0%}, against "
+        f"{question['threshold']:g}), but the pipeline alone is clearly faster than the "
+        "ceiling: input is not what limits this job, and the model is taken as the limit"
+    )
 
 
 def wait_limit(limits: dict[str, float]) -> float:

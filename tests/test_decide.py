@@ -96,7 +96,7 @@ def test_a_run_shorter_than_a_second_reads_as_such() -> None:
     }  # fmt: skip
     line = run_line(measurements)
     assert (
-        line == "1 epochs x 4 steps (256 samples): under a second at the measured 3,000 samples/s"
+        line == "1 epoch x 4 steps (256 samples): under a second at the measured 3,000 samples/s"
     )
 
 

@@ -285,3 +285,15 @@ def test_the_gate_reports_high_and_says_what_it_left_out(tmp_path: Path) -> None
     bad = run()
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "confidence" in bad.stderr
     assert run("--confidence", "certain").returncode == 2
+
+
+def test_cache_after_a_shuffling_factory_says_what_a_later_shuffle_does() -> None:
+    # a later shuffle reorders whole cached batches: it never undoes the frozen batches
+    source = (
+        "import tensorflow as tf\n"
+        "ds = tf.keras.utils.audio_dataset_from_directory('data/train', batch_size=64)\n"
+        "ds = ds.cache().shuffle(1000).prefetch(tf.data.AUTOTUNE)\n"
+        "tf.keras.Sequential().fit(ds, epochs=10)\n"
+    )
+    (finding,) = [f for f in lint(source=source, confidence="low").findings if f.rule == "PD107"]
+    assert "the `shuffle` after it (line 3) only reorders whole cached batches" in finding.message

@@ -35,9 +35,7 @@ def test_an_impossible_target_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 def test_fixing_without_libcst_says_so_before_measuring(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text("raise SystemExit('the script must not run')\n")
-    done = run(
-        "check", "train.py", "--diff", cwd=tmp_path, prelude="sys.modules['libcst'] = None"
-    )
+    done = run("check", "train.py", "--diff", cwd=tmp_path, prelude="sys.modules['libcst'] = None")
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "fixing needs libcst" in done.stderr and "pip install libcst" in done.stderr
     assert "must not run" not in done.stderr  # nothing was run or measured
@@ -74,3 +72,42 @@ def test_intervals_that_straddle_a_threshold_give_no_verdict() -> None:
     assert not any(f.rule == "PD301" for f in report.findings)
     narrow = {**wide, "pipeline_ci": 0.02, "training_ci": 0.03, "ceiling_ci": 0.02}
     assert build_report(narrow, [], ALL_RULES).verdict == diagnosis.BALANCED
+
+
+def test_noise_on_training_against_the_ceiling_is_no_verdict_when_input_clearly_keeps_up() -> None:
+    """A batch-1 GAN: a few slow steps give training and the ceiling wide intervals, but the
+    pipeline alone is hundreds of times faster. Input is not what limits it: compute-bound,
+    with a note saying the ceiling comparison is within the noise, never "--timeout 2346"."""
+    from pipedoctor import diagnosis
+    from pipedoctor.checker import build_report
+    from pipedoctor.rules import ALL_RULES
+
+    gan = {
+        "pipeline_samples_per_s": 258.0, "pipeline_ci": 0.05,
+        "ceiling_samples_per_s": 0.8, "ceiling_ci": 0.3,
+        "training_samples_per_s": 0.9, "training_ci": 0.4,
+    }  # fmt: skip
+    report = build_report(gan, [], ALL_RULES)
+    assert report.verdict == diagnosis.COMPUTE_BOUND
+    assert any("within the figures' noise" in n and "input is not what limits" in n
+               for n in report.notes)  # fmt: skip
+    # the same noise with a pipeline near the ceiling decides nothing
+    close = {**gan, "pipeline_samples_per_s": 0.7}
+    assert build_report(close, [], ALL_RULES).verdict == diagnosis.INCONCLUSIVE
+
+
+def test_a_throughput_timed_too_briefly_for_an_interval_is_not_taken_as_exact() -> None:
+    """The check reports ``*_ci: None`` for a rate timed in too few blocks: a verdict that
+    turns on it near the threshold is inconclusive, not a confident "balanced"."""
+    from pipedoctor import diagnosis
+    from pipedoctor.checker import build_report
+    from pipedoctor.rules import ALL_RULES
+
+    few_steps = {
+        "pipeline_samples_per_s": 60.0, "pipeline_ci": 0.1,
+        "ceiling_samples_per_s": 73.0, "ceiling_ci": None,
+        "training_samples_per_s": 51.0, "training_ci": None,
+    }  # fmt: skip
+    assert build_report(few_steps, [], ALL_RULES).verdict == diagnosis.INCONCLUSIVE
+    far = {**few_steps, "training_samples_per_s": 20.0, "pipeline_samples_per_s": 21.0}
+    assert build_report(far, [], ALL_RULES).verdict == diagnosis.INPUT_BOUND

@@ -63,6 +63,12 @@ def test_training_faster_than_the_pipeline_alone_is_explained() -> None:
     assert surprises(measured()) == []
 
 
+def test_without_intervals_a_faster_training_is_never_called_beyond_them() -> None:
+    slow = measured(training_samples_per_s=9000.0, pipeline_samples_per_s=20_000.0, ceiling_ci=None)
+    (note,) = surprises(slow)
+    assert "too few timed blocks for a 95% interval" in note and "beyond" not in note
+
+
 def test_training_faster_than_the_ceiling_is_explained() -> None:
     (note,) = surprises(measured(training_samples_per_s=9000.0, pipeline_samples_per_s=20_000.0))
     assert "faster than the compute ceiling" in note

@@ -621,8 +621,32 @@ def cache_after_random_hits(context: Context) -> Iterator[Hit]:
             found = context.evidence(facts.trains(pipeline), facts.several_epochs(pipeline))
             if found is not None:
                 line = f" (line {upstream.location.line})" if upstream.location else ""
-                yield Hit(stage.location, f"`cache()` comes after {cause}{line}.", evidence=found)
+                yield Hit(
+                    stage.location,
+                    f"`cache()` comes after {cause}{line}{reshuffled_after(pipeline, stage)}.",
+                    evidence=found,
+                )
             break
+
+
+def reshuffled_after(pipeline: Pipeline, cache: Stage) -> str:
+    """What a ``shuffle`` after the cache does to the replayed epoch: it reorders the cached
+    elements (or whole batches, when they were batched before the cache), never what was
+    drawn into each one."""
+    later = pipeline.first_after(cache, frozenset({"shuffle"}))
+    if later is None or later.param("reshuffle_each_iteration") is False:
+        return ""
+    batched = any(
+        s.op in BATCHES or (s.op in DECODING_FACTORIES and s.param("batch_size", 32) is not None)
+        for s in pipeline.earlier(cache)
+    )
+    where = f" (line {later.location.line})" if later.location else ""
+    what = (
+        "whole cached batches: the same examples always train together"
+        if batched
+        else ("the cached elements within its buffer")
+    )
+    return f"; the `shuffle` after it{where} only reorders {what}"
 
 
 @detector("PD108")

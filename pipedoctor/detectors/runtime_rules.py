@@ -283,7 +283,7 @@ def _fed_slowest(context: Context, workers: list[dict]) -> list[Hit]:
 @detector("PD320")
 def one_device_enough(context: Context) -> Iterator[Hit]:
     """The run's length from the decision layer (``measurements["decision"]["run"]``)."""
-    from pipedoctor.decide import duration, saving_at_most
+    from pipedoctor.decide import duration, run_size, saving_at_most
 
     decision = context.measurements.get("decision") or {}
     run = decision.get("run") or {}
@@ -303,7 +303,7 @@ def one_device_enough(context: Context) -> Iterator[Hit]:
     )
     yield Hit(
         None,
-        f"The whole run ({run['epochs']} epochs x {run['steps_per_epoch']:,} steps, "
+        f"The whole run ({run_size(run)}, "
         f"{run['samples']:,} samples) takes {duration(seconds, about=True)} at the measured "
         f"{rate:,.0f} samples/s, {why}: one device is enough. Even with perfect scaling, "
         f"{devices} devices would save at most {duration(saving)}.",

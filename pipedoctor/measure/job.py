@@ -277,10 +277,15 @@ def surprises(measurements: dict[str, Any]) -> list[str]:
                               ("ceiling", ceiling, "the compute ceiling")):  # fmt: skip
         if not rate or not training or training <= rate:
             continue
-        margin = (measurements.get(f"{name}_ci") or 0) + (measurements.get("training_ci") or 0)
+        intervals = (measurements.get(f"{name}_ci"), measurements.get("training_ci"))
+        margin = sum(ci or 0 for ci in intervals)
         why = f"within the two measurements' 95% intervals (±{margin:.0%} together)"
-        if training > rate * (1 + margin):
-            why = "beyond their 95% intervals: the host was busier while one was timed"
+        if None in intervals or training > rate * (1 + margin):
+            why = (
+                "too few timed blocks for a 95% interval: the difference may be noise"
+                if None in intervals
+                else "beyond their 95% intervals: the host was busier while one was timed"
+            )
             if name == "pipeline" and cached:
                 why = (
                     "the pipeline alone was timed first, while its `cache()` was still filling; "

@@ -230,7 +230,7 @@ def devices_projection_line(measurements: Mapping[str, Any]) -> str | None:
 
 def run_line(measurements: Mapping[str, Any]) -> str | None:
     """``3 epochs x 16 steps (3,072 samples): about 2 s at the measured 1,850 samples/s``."""
-    from pipedoctor.decide import duration
+    from pipedoctor.decide import duration, run_size
 
     run = mapping(mapping(measurements.get("decision")).get("run"))
     if not run:
@@ -239,9 +239,8 @@ def run_line(measurements: Mapping[str, Any]) -> str | None:
         return f"length unknown: {run.get('why')}"
     rate = number(measurements.get("training_samples_per_s")) or 0
     return (
-        f"{run.get('epochs')} epochs x {run.get('steps_per_epoch'):,} steps "
-        f"({run.get('samples'):,} samples): {duration(float(run['seconds']), about=True)} at the "
-        f"measured {samples(rate)} samples/s"
+        f"{run_size(run)} ({run.get('samples'):,} samples): "
+        f"{duration(float(run['seconds']), about=True)} at the measured {samples(rate)} samples/s"
     )
 
 
