@@ -31,8 +31,9 @@ HEADER = (
     "ds = tf.data.TFRecordDataset(tf.io.gfile.glob('data/train-*.tfrecord'), "
     "num_parallel_reads=tf.data.AUTOTUNE)\n"
 )
-SLOW_MAP = "lambda x: tf.py_function(f, [x], tf.int64)"
-"""A map function whose ``map`` draws PD102 and PD108: proof the analysis reached it."""
+SLOW_MAP = "lambda x: tf.io.parse_tensor(x, tf.int64)"
+"""A map function whose ``map`` draws PD102 (decoding, one element at a time): proof the
+analysis reached it."""
 
 
 def lint(text: str, path: str = "repro.py") -> FileResult:
@@ -85,7 +86,7 @@ def test_shared_inputs_are_walked_once_not_as_a_tree(line: str) -> None:
     text = HEADER + line * 60 + f"ds = ds.map({SLOW_MAP})\nmodel.fit(ds)\n"
     result, seconds = timed(text)
     assert seconds < 10
-    assert {"PD102", "PD108"} <= rules(result)
+    assert "PD102" in rules(result)
 
 
 def test_a_pipeline_walk_lists_each_shared_stage_once() -> None:
@@ -171,13 +172,13 @@ def test_a_default_that_calls_its_own_partial_is_analysed() -> None:
         "model.fit(p())\n"
     )
     result = lint(text)
-    assert {"PD102", "PD108"} <= rules(result) and not pd000(result)
+    assert "PD102" in rules(result) and not pd000(result)
 
 
 def test_a_sum_of_a_thousand_terms_is_analysed() -> None:
     text = HEADER + "s = " + " + ".join(["'a'"] * 1000) + f"\nmodel.fit(ds.map({SLOW_MAP}))\n"
     result = lint(text)
-    assert {"PD102", "PD108"} <= rules(result) and not pd000(result)
+    assert "PD102" in rules(result) and not pd000(result)
 
 
 def test_a_chain_of_340_stages_is_analysed() -> None:
@@ -282,7 +283,8 @@ def test_suppressions_match_the_line_the_parser_counts(separator: str) -> None:
         f"ds = ds.map({SLOW_MAP})  # pipedoctor: ignore[PD102]\n"
         "model.fit(ds)\n"
     )
-    assert rules(lint(text)) == {"PD108"}
+    assert rules(lint(text.replace("  # pipedoctor: ignore[PD102]", ""))) == {"PD102"}
+    assert rules(lint(text)) == set()
 
 
 def test_unreadable_and_odd_entries_in_a_folder_are_findings(tmp_path: Path) -> None:

@@ -36,11 +36,12 @@ def test_every_sample_has_a_fixed_twin_and_an_expectation() -> None:
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_defect_draws_its_rule(name: str) -> None:
-    report = lint(SAMPLES / f"{name}.py")
+    # generated data: the lint cannot see it is more than a toy, so most are below `high`
+    report = lint(SAMPLES / f"{name}.py", confidence="low")
     assert {f.rule for f in report.findings} == EXPECTED[name]
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_fixed_twin_is_clean(name: str) -> None:
-    report = lint(SAMPLES / f"{name}_fixed.py")
+    report = lint(SAMPLES / f"{name}_fixed.py", confidence="low")
     assert report.findings == [], [f"{f.rule}:{f.line} {f.message}" for f in report.findings]
