@@ -99,6 +99,8 @@ def undecided(measurements: dict[str, Any], limits: dict[str, float]) -> dict[st
     (an interval narrows as the square root of the time). ``None`` when every comparison the
     verdict needs is clear."""
     rates = {n: measurements.get(f"{n}_samples_per_s") for n in ("pipeline", "ceiling", "training")}
+    if not all(rates.values()):  # judged from the input-wait share, not from throughputs
+        return None
     cis = _intervals(measurements)
     steps = [("training", "training_to_ceiling")]
     if rates["training"] < limits["training_to_ceiling"] * rates["ceiling"]:

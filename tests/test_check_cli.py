@@ -229,11 +229,12 @@ def test_a_script_that_raises_shows_its_own_traceback(tmp_path: Path) -> None:
 
 def stuck_script(tmp_path: Path) -> Path:
     """A script that starts a child of its own and never trains; returns where the child's pid
-    will be written."""
+    will be written. The child is not Python (a Python child is refused before it starts: see
+    test_check_processes)."""
     marker = tmp_path / "child.pid"
     (tmp_path / "stuck.py").write_text(
-        "import subprocess, sys, time\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+        "import subprocess, time\n"
+        "child = subprocess.Popen(['sleep', '300'])\n"
         f"open({str(marker)!r}, 'w').write(str(child.pid))\n"
         "time.sleep(300)\n"
     )
