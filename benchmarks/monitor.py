@@ -19,7 +19,16 @@ own model trains on its own dataset (repeated) in turns:
   steps themselves (two cores shared), which the ratio counts as input cost and the monitor,
   which counts time blocked waiting for a batch, does not.
 
-    python benchmarks/monitor.py overhead|accuracy [--turns 3] [--steps N] [--split F] [NAME ...]
+- ``run``: what a whole monitored ``fit`` costs where users run it: each turn a fresh process
+  runs the sample up to its ``fit``, warms the model up with a short plain ``fit`` (tracing is
+  the user's cost either way), then times one ``fit`` of ``--epochs`` epochs sized to about
+  ``--seconds`` in all, plain, with ``Monitor()``, or with ``Monitor(log_dir=...)``, the three
+  in rotating order. Each group's monitored/plain ratio of whole-``fit`` seconds is one
+  measurement (geometric mean, 95% bootstrap interval over the groups), beside the median
+  seconds from the last epoch's end to ``fit`` returning (the monitor's report is built there)
+  and the seconds the monitor counted as its own.
+
+    python benchmarks/monitor.py overhead|accuracy|run [--turns 3] [--steps N] [NAME ...]
 
 A NAME ending in ``.py`` is any training script (its first ``fit`` on a dataset or on arrays).
 """
@@ -181,6 +190,76 @@ def accuracy(model: Any, data: Any, turns: int, steps: int | None) -> str:
     )
 
 
+VARIANTS = ("plain", "Monitor()", "Monitor(log_dir)")
+RUN_SECONDS = [10.0]
+RUN_EPOCHS = [5]
+VARIANT = [0]
+"""``run``: the seconds a whole ``fit`` should take, its epochs, and the variant this process
+times (an index into ``VARIANTS``)."""
+
+
+def whole_fit(model: Any, data: Any, turns: int, steps: int | None) -> str:
+    """One ``run`` turn: the whole ``fit`` of one variant, after a plain warm-up that sizes it."""
+    import tempfile
+
+    import keras
+
+    from pipedoctor.keras import Monitor
+
+    step_s = turn(model, data, 20, monitored=False)[0]
+    per_epoch = steps or max(10, int(RUN_SECONDS[0] / RUN_EPOCHS[0] / step_s))
+    variant = VARIANTS[VARIANT[0]]
+    with tempfile.TemporaryDirectory() as log_dir:
+        monitor = None
+        if variant != "plain":
+            monitor = Monitor(log_dir=log_dir if "log_dir" in variant else None)
+
+        class EpochEnds(keras.callbacks.Callback):
+            def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+                self.last = time.perf_counter()
+
+        ends = EpochEnds()  # after the monitor: its epoch-end work counts inside the epoch
+        start = time.perf_counter()
+        model.fit(data, epochs=RUN_EPOCHS[0], steps_per_epoch=per_epoch, verbose=0,
+                  callbacks=([monitor] if monitor else []) + [ends])  # fmt: skip
+        done = time.perf_counter()
+    own = monitor.report.measurements["time_split"]["monitor_s"] if monitor else 0.0
+    return f"{variant} {done - start:.4f} {done - ends.last:.4f} {own:.4f} {per_epoch}"
+
+
+def run_costs(name: str, turns: int, steps: int | None, base: list[str]) -> str:
+    """The ``run`` row of one script: ``turns`` groups of the three variants in rotating order,
+    each turn its own process."""
+    seconds: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    tails: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    owns: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    for group in range(turns):
+        for k in range(len(VARIANTS)):
+            variant = (group + k) % len(VARIANTS)
+            done = subprocess.run(
+                base + ["--variant", str(variant)], capture_output=True, text=True
+            )
+            label = Path(name).stem
+            row = next((r for r in done.stdout.splitlines() if r.startswith(label)), "")
+            fields = row[len(label) :].split()
+            if len(fields) != 5 or fields[0] not in seconds:
+                failure = (done.stderr.strip().splitlines() or ["?"])[-1]
+                return f"{label:<26} (failed: {failure})"
+            variant_name, (total, tail, own) = fields[0], map(float, fields[1:4])
+            seconds[variant_name].append(total)
+            tails[variant_name].append(tail)
+            owns[variant_name].append(own)
+    plain = seconds["plain"]
+    cells = [f"{statistics.median(plain):8.2f}"]
+    for variant in VARIANTS[1:]:
+        ratios = [m / p for m, p in zip(seconds[variant], plain, strict=True)]
+        cells.append(
+            f"{interval(ratios):>24} {statistics.median(tails[variant]):6.2f} "
+            f"{statistics.median(owns[variant]):6.2f}"
+        )
+    return f"{Path(name).stem:<26} " + " ".join(cells)
+
+
 def synthetic(name: str, turns: int, steps: int | None) -> None:
     """``sleep-D``: batches that take D ms to arrive (a sleep in the pipeline: it costs no CPU,
     so training and the input do not compete, and the truth is exact) for a model with steps
@@ -223,7 +302,7 @@ def one(mode: str, name: str, turns: int, steps: int | None) -> None:
     if name.startswith("sleep-"):
         return synthetic(name, turns, steps)
 
-    measure = overhead if mode == "overhead" else accuracy
+    measure = {"overhead": overhead, "accuracy": accuracy, "run": whole_fit}[mode]
     original = keras.Model.fit
     row: list[str] = []
 
@@ -256,38 +335,55 @@ def repeated(x: Any, y: Any, batch_size: int | None) -> Any:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=("overhead", "accuracy"))
+    parser.add_argument("mode", choices=("overhead", "accuracy", "run"))
     parser.add_argument("names", nargs="*", help="sample names (default: all)")
     parser.add_argument("--turns", type=int, default=3, help="turns (accuracy); x2 ABBA groups")
     parser.add_argument("--steps", type=int, help="steps per turn (default: about 3 s worth)")
     parser.add_argument("--split", type=float, help="fixed split fraction (overhead)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="whole fit (run)")
+    parser.add_argument("--epochs", type=int, default=5, help="epochs of the whole fit (run)")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--variant", type=int, default=0, help=argparse.SUPPRESS)
     options = parser.parse_args()
     SPLIT[0] = options.split
+    RUN_SECONDS[0], RUN_EPOCHS[0], VARIANT[0] = options.seconds, options.epochs, options.variant
     if options.one:
         return one(options.mode, options.names[0], options.turns, options.steps)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     names = options.names or sorted(p.stem for p in SAMPLES.glob("*.py"))
     if options.mode == "accuracy" and not options.names:
         names = [f"sleep-{d}" for d in (0, 5, 10, 20, 40)] + names
+    if options.mode == "run" and not options.names:
+        names = ["missing_prefetch", "sequential_map", "no_cache_fixed"]
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}; {options.turns} "
         f"{'ABBA groups' if options.mode == 'overhead' else 'turns'} per sample"
     )
-    if options.mode == "overhead":
+    if options.mode == "run":
+        print(
+            f"{options.epochs} epochs of about {options.seconds:g} s in all; each column: "
+            "monitored/plain whole fit (95% CI), median s from the last epoch's end to fit "
+            "returning, median s the monitor counted as its own"
+        )
+        print(f"{'script':<26} {'plain s':>8} " + " ".join(f"{v:>38}" for v in VARIANTS[1:]))
+    elif options.mode == "overhead":
         print(f"{'script':<26} {'step ms':>9} {'groups':>6} {'split':>6} "
               f"{'wall, mean (95% CI)':>24} {'CPU time, mean (95% CI)':>24} {'own est':>8} "
               f"{'hooks s':>8}")  # fmt: skip
     else:
         print(f"{'script':<26} {'truth':>6} {'(range)':<9} {'share':>6} {'±ci':<4} {'points':>6}")
     for name in names:
-        done = subprocess.run(
-            [sys.executable, __file__, options.mode, name, "--one", "--turns",
-             str(options.turns)] + (["--steps", str(options.steps)] if options.steps else [])
-            + (["--split", str(options.split)] if options.split else []),
-            capture_output=True, text=True,
-        )  # fmt: skip
+        base = (
+            [sys.executable, __file__, options.mode, name, "--one", "--turns", str(options.turns)]
+            + (["--steps", str(options.steps)] if options.steps else [])
+            + (["--split", str(options.split)] if options.split else [])
+            + ["--seconds", str(options.seconds), "--epochs", str(options.epochs)]
+        )
+        if options.mode == "run":
+            print(run_costs(name, options.turns, options.steps, base), flush=True)
+            continue
+        done = subprocess.run(base, capture_output=True, text=True)
         label = Path(name).stem
         rows = [r for r in done.stdout.strip().splitlines() if r.startswith(label)]
         failure = (done.stderr.strip().splitlines() or ["?"])[-1]
