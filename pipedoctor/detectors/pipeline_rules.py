@@ -172,9 +172,11 @@ def generated(pipeline: Pipeline) -> bool:
 
 def asynchronous(stage: Stage) -> bool:
     """After a prefetch, stages that run off the step's path or cost nothing per element
-    (a cheap map, as the static front end judges it)."""
+    (a cheap map, as the static front end judges it; a cache in memory)."""
     if stage.op in PREFETCH_MAY_FOLLOW:
         return True
+    if stage.op == "cache" and stage.param("filename") in (None, ""):
+        return True  # in memory: the first pass hands elements on, the later ones replay them
     if stage.op in MAPS and stage.fn is not None and stage.fn.cheap:
         return True
     parallel_ops = (*MAPS, "batch", "interleave", "parallel_interleave")

@@ -121,6 +121,23 @@ MULTI_REPLICA_STRATEGIES = frozenset(
     }
 )
 STRATEGIES = MULTI_REPLICA_STRATEGIES | {"OneDeviceStrategy"}
+STRATEGY_SUBCLASSES = {
+    "sonnet.distribute.Replicator": "MirroredStrategy",
+    "sonnet.distribute.TpuReplicator": "TPUStrategy",
+}
+"""Libraries' own subclasses of a ``tf.distribute`` strategy under other names, by the class
+they extend. A class of a ``tf.distribute`` name in a library's ``distribute`` module (BytePS's
+``byteps.tensorflow.distribute.MirroredStrategy``) extends that class too."""
+
+
+def strategy_class(name: str) -> str | None:
+    """The ``tf.distribute`` strategy class a call of ``name`` makes, if it makes one."""
+    short = name.rsplit(".", 1)[-1]
+    if name.startswith("tensorflow.distribute.") or ".distribute." in name:
+        if short in STRATEGIES:
+            return short
+    return STRATEGY_SUBCLASSES.get(name)
+
 KERAS_DISTRIBUTIONS = frozenset({"DataParallel", "ModelParallel"})
 """``keras.distribution`` classes a script sets with ``set_distribution``."""
 

@@ -1268,8 +1268,10 @@ class ModuleInterpreter(DatasetUses):
         short = name.rsplit(".", 1)[-1]
         if name == "tensorflow.distribute.get_strategy":
             return UNSEEN_SCOPE
-        if name.startswith("tensorflow.distribute.") and short in api.STRATEGIES:
-            return self.reach.new_strategy(short, self.location(node))
+        if strategy_class := api.strategy_class(name):
+            devices = kwargs.get("devices", args[0] if args else None)
+            one = isinstance(devices, Seq) and len(devices.items) == 1
+            return self.reach.new_strategy(strategy_class, self.location(node), one_device=one)
         if name.startswith("keras.distribution."):
             return self.keras_distribution(node, short, args)
         if name == "tensorflow.data.Options":

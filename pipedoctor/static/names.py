@@ -21,10 +21,12 @@ TRACKED_ROOTS = frozenset(
     }
 )
 """Top-level packages whose names the analysis follows; anything else stays opaque."""
-HELPER_ROOTS = frozenset({"glob", "sklearn", "keras_hub", "keras_nlp", "tensorflow_text", "pandas"})
+HELPER_ROOTS = frozenset(
+    {"glob", "sklearn", "keras_hub", "keras_nlp", "tensorflow_text", "pandas", "byteps", "sonnet"}
+)
 """Packages whose names are resolved too, for what they tell about a pipeline (files a glob
-lists, a toy data set, a library that prepares its own input, a tokeniser), though a module
-naming only them has nothing for the rules."""
+lists, a toy data set, a library that prepares its own input, a tokeniser, a library's own
+``tf.distribute`` strategy), though a module naming only them has nothing for the rules."""
 RESOLVED_ROOTS = TRACKED_ROOTS | HELPER_ROOTS
 
 _PREFIX_REWRITES: tuple[tuple[str, str], ...] = (

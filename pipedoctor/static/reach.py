@@ -53,14 +53,13 @@ LR_HOOKS = frozenset({"on_epoch_begin", "on_train_batch_begin", "on_batch_begin"
 _ids = itertools.count(1)
 
 
-def strategy_value(name: str) -> Obj:
-    """A new strategy object: its class name, kind and an identity of its own."""
+def strategy_value(name: str, one_device: bool = False) -> Obj:
+    """A new strategy object: its class name, kind and an identity of its own. ``one_device``:
+    given a literal list of one device (``MirroredStrategy(devices=["/gpu:0"])``), it has one
+    replica and splits no batch."""
     kind = STRATEGY_KINDS.get(name, "unknown")
-    return Obj(
-        "strategy",
-        name,
-        (("kind", kind), ("data_parallel", name in DATA_PARALLEL), ("id", next(_ids))),
-    )
+    parallel = name in DATA_PARALLEL and not one_device
+    return Obj("strategy", name, (("kind", kind), ("data_parallel", parallel), ("id", next(_ids))))
 
 
 UNSEEN_SCOPE = Obj("strategy", "a strategy", (("kind", "unknown"), ("id", 0)))
@@ -115,8 +114,8 @@ class StrategyReach:
         """What a helper's analysis depends on: the scopes it runs under."""
         return tuple(s.get("id") for s in self.scopes)
 
-    def new_strategy(self, name: str, location: Location) -> Obj:
-        strategy = strategy_value(name)
+    def new_strategy(self, name: str, location: Location, one_device: bool = False) -> Obj:
+        strategy = strategy_value(name, one_device)
         self.strategies.append(strategy)
         self.training.add(
             "strategy",
@@ -124,7 +123,7 @@ class StrategyReach:
             name=name,
             strategy_kind=strategy.get("kind"),
             data_parallel=strategy.get("data_parallel"),
-            multi=name in DATA_PARALLEL or name == "ParameterServerStrategy",
+            multi=strategy.get("data_parallel") or name == "ParameterServerStrategy",
             id=strategy.get("id"),
         )
         return strategy

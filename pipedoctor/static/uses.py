@@ -15,7 +15,7 @@ from pipedoctor.pipeline import Pipeline
 from pipedoctor.static import flow
 from pipedoctor.static.evidence import files_to_shard
 from pipedoctor.static.flow import datasets_in
-from pipedoctor.static.reach import TF_DISTRIBUTE, batch_facts_of
+from pipedoctor.static.reach import TF_DISTRIBUTE, UNSEEN_SCOPE, batch_facts_of
 from pipedoctor.static.values import (
     OPAQUE,
     Const,
@@ -321,6 +321,8 @@ class DatasetUses:
     def distributed(self, receiver: Value, name: str, args: list[Value]) -> Value:
         """A dataset a strategy distributes: what the code does with it decides its end."""
         strategy = receiver if isinstance(receiver, Obj) and receiver.kind == "strategy" else None
+        if strategy is None:  # only a tf.distribute strategy has these methods
+            strategy = UNSEEN_SCOPE
         dataset: Value = args[0] if args else OPAQUE
         if name == "distribute_datasets_from_function":
             dataset = self.call(dataset, [OPAQUE], {}) if isinstance(dataset, Func) else OPAQUE

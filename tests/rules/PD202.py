@@ -95,3 +95,13 @@ def model_parallel_training(features, labels, mesh, layout_map):
     model.compile(optimizer="sgd", loss="mse")
     # ok: PD202
     model.fit(features, labels, batch_size=512, epochs=1)
+
+
+def one_listed_device(features, labels):
+    # A strategy given a literal list of one device has one replica: no batch is split.
+    one = tf.distribute.MirroredStrategy(devices=["/gpu:0"])
+    with one.scope():
+        model = build_model()
+        model.compile(optimizer="sgd", loss="mse")
+    # ok: PD202
+    model.fit(features, labels, batch_size=256, epochs=5)
