@@ -50,6 +50,7 @@ SOURCE_OPS = frozenset(
         "audio_dataset_from_directory",
         "timeseries_dataset_from_array",
         "make_csv_dataset",
+        "make_batched_features_dataset",
         "tfds.load",
         "zip",
         "sample_from_datasets",
@@ -66,6 +67,10 @@ RECORD_READERS = frozenset({"TFRecordDataset", "TextLineDataset", "FixedLengthRe
 DECODING_FACTORIES = frozenset(
     {"image_dataset_from_directory", "text_dataset_from_directory", "audio_dataset_from_directory"}
 )
+FEATURE_FILE_FACTORIES = frozenset({"make_csv_dataset", "make_batched_features_dataset"})
+"""``tf.data.experimental`` factories over a file pattern: they list the files, read them
+(``num_parallel_reads`` / ``reader_num_threads`` at a time, one by default), shuffle before
+batching, repeat forever unless given ``num_epochs``, and end with a ``prefetch``."""
 FUNCTION_OPS = frozenset({"map", "interleave", "flat_map", "filter", "parallel_interleave"})
 
 ENDS = (

@@ -18,6 +18,7 @@ from pipedoctor.evidence import Evidence, assumed, shown
 from pipedoctor.pipeline import (
     AUTOTUNE,
     DECODING_FACTORIES,
+    FEATURE_FILE_FACTORIES,
     RECORD_READERS,
     Files,
     Location,
@@ -33,9 +34,13 @@ PREFETCH_MAY_FOLLOW = frozenset(
 )
 """After ``prefetch`` these cost nothing per element (``take``/``skip`` only count; a
 ``shuffle`` hands out elements from a buffer it refills from the prefetched ones)."""
-PREFETCHING_SOURCES = DECODING_FACTORIES | {"timeseries_dataset_from_array", "make_csv_dataset"}
+PREFETCHING_SOURCES = (
+    DECODING_FACTORIES | FEATURE_FILE_FACTORIES | {"timeseries_dataset_from_array"}
+)
 """Dataset factories that already end their dataset with ``prefetch(AUTOTUNE)``."""
-SHUFFLING_FACTORIES = DECODING_FACTORIES | {"make_csv_dataset"}
+SHUFFLING_FACTORIES = DECODING_FACTORIES | FEATURE_FILE_FACTORIES
+READ_THREADS = {"make_batched_features_dataset": "reader_num_threads"}
+"""The argument that reads several files at once, where it is not ``num_parallel_reads``."""
 """Factories that shuffle (unless given ``shuffle=False``) and then batch."""
 PARALLELISM_PARAMS = ("num_parallel_calls", "num_parallel_reads")
 MAPS = ("map", "map_with_legacy_function")
@@ -353,20 +358,17 @@ def sequential_reads(context: Context) -> Iterator[Hit]:
 
 def sequential_reads_hits(context: Context) -> Iterator[Hit]:
     for pipeline, stage in stages(context):
-        if stage.op in RECORD_READERS or stage.op == "make_csv_dataset":
+        if stage.op in RECORD_READERS or stage.op in FEATURE_FILE_FACTORIES:
             files = stage.param("filenames") or stage.param("file_pattern")
-            if not (
-                isinstance(files, Files)
-                and files.several
-                and sequential(stage.param("num_parallel_reads"))
-            ):
+            knob = READ_THREADS.get(stage.op, "num_parallel_reads")
+            if not (isinstance(files, Files) and files.several and sequential(stage.param(knob))):
                 continue
             found = context.evidence(facts.trains(pipeline), facts.several_files(files))
             if found is not None:
                 count = f"{files.count} files" if files.count else "several files"
                 yield Hit(
                     stage.location,
-                    f"`{stage.op}` reads {count} one after another (no `num_parallel_reads`).",
+                    f"`{stage.op}` reads {count} one after another (no `{knob}`).",
                     evidence=found,
                 )
         elif stage.op == "interleave" and sequential(stage.param("num_parallel_calls")):
@@ -607,7 +609,7 @@ def cache_after_random_hits(context: Context) -> Iterator[Hit]:
         for upstream in pipeline.earlier(stage):
             if upstream.op == "shuffle" and upstream.param("reshuffle_each_iteration") is False:
                 continue  # the same order every epoch anyway: caching it changes nothing
-            if upstream.op == "make_csv_dataset" and upstream.param("num_epochs") is None:
+            if upstream.op in FEATURE_FILE_FACTORIES and upstream.param("num_epochs") is None:
                 break  # it repeats forever by default: the cache never completes an epoch
             if upstream.op in SHUFFLING_FACTORIES and upstream.param("shuffle", True) is not False:
                 cause = (

@@ -17,6 +17,7 @@ TRIGGERS = (
     "Dataset",
     "dataset_from",
     "make_csv_dataset",
+    "make_batched_features_dataset",
     "tensorflow_datasets",
     "Strategy",
     "DataParallel",

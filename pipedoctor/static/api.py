@@ -24,6 +24,7 @@ SOURCES: dict[str, str] = {
     "keras.utils.timeseries_dataset_from_array": "timeseries_dataset_from_array",
     "tensorflow_datasets.load": "tfds.load",
     "tensorflow.data.experimental.make_csv_dataset": "make_csv_dataset",
+    "tensorflow.data.experimental.make_batched_features_dataset": "make_batched_features_dataset",
 }
 
 POSITIONAL: dict[str, tuple[str, ...]] = {
@@ -60,6 +61,20 @@ POSITIONAL: dict[str, tuple[str, ...]] = {
     "text_dataset_from_directory": ("directory",),
     "tfds.load": ("name",),
     "make_csv_dataset": ("file_pattern", "batch_size", "column_names", "column_defaults"),
+    "make_batched_features_dataset": (
+        "file_pattern",
+        "batch_size",
+        "features",
+        "reader",
+        "label_key",
+        "reader_args",
+        "num_epochs",
+        "shuffle",
+        "shuffle_buffer_size",
+        "shuffle_seed",
+        "prefetch_buffer_size",
+        "reader_num_threads",
+    ),
     "parallel_interleave": ("map_func", "cycle_length", "block_length", "sloppy"),
     "map_and_batch": ("map_func", "batch_size", "num_parallel_batches", "drop_remainder"),
 }

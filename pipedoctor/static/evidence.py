@@ -18,7 +18,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pipedoctor.evidence import Evidence, assumed, shown
-from pipedoctor.pipeline import DECODING_FACTORIES, RECORD_READERS, Files, Pipeline, Stage
+from pipedoctor.pipeline import (
+    DECODING_FACTORIES,
+    FEATURE_FILE_FACTORIES,
+    RECORD_READERS,
+    Files,
+    Pipeline,
+    Stage,
+)
 from pipedoctor.static.flow import EVALUATION_WORDS, TRAINING_WORDS, words
 
 READS = "tensorflow.io.read_file"
@@ -27,7 +34,7 @@ TINY_DATA = 1000
 speed rules to leave it alone: a whole epoch of it takes milliseconds."""
 VALIDATION_WORDS = frozenset({"val", "valid", "validation", "dev"})
 """Words of a dataset factory's name that may mean per-epoch validation (which trains)."""
-FILE_SOURCES = RECORD_READERS | DECODING_FACTORIES | {"list_files", "make_csv_dataset", "load"}
+FILE_SOURCES = RECORD_READERS | DECODING_FACTORIES | FEATURE_FILE_FACTORIES | {"list_files", "load"}
 TOY_DATASETS = frozenset(
     {
         "iris",

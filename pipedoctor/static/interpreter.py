@@ -78,12 +78,13 @@ one is skipped (and the module reported as not fully analysed)."""
 CHIEF_WORDS = ("chief", "task_id", "task_type", "worker_index", "rank")
 
 GIVEN_FUNCTION = re.compile(
-    r"(?=[mifp])"  # a first letter to look for: the search skips ahead fast
+    r"(?=[mifpr])"  # a first letter to look for: the search skips ahead fast
     r"(?:\b(?:map|interleave|flat_map|filter|parallel_interleave|map_and_batch)\(\s*([A-Za-z_][\w.]*)"
-    r"|\b(?:map_func|predicate|func)\s*=\s*([A-Za-z_][\w.]*))"
+    r"|\b(?:map_func|predicate|func|reader)\s*=\s*([A-Za-z_][\w.]*))"
 )
 """A function named as the first argument of ``map`` and its kin, or as their ``map_func=``,
-``predicate=`` or ``func=``."""
+``predicate=`` or ``func=``, or as the ``reader=`` of ``make_batched_features_dataset`` (called
+with one file name at a time)."""
 MADE_UP = ("fake", "synthetic", "dummy", "null")
 """Words of made-up input; a module without any has no such branch to look for."""
 CONTAINER_METHODS = frozenset(
@@ -318,7 +319,8 @@ class ModuleInterpreter(DatasetUses):
 
     def functions_given_to_datasets(self) -> set[ast.AST]:
         """Module functions passed by name to ``map``/``interleave``/``flat_map``/``filter``
-        (or ``parallel_interleave``): they run per element, not as code that builds pipelines.
+        (or ``parallel_interleave``, or a factory's ``reader=``): they run per element (per
+        file), not as code that builds pipelines.
         Read from the text, which is several times cheaper than walking every node."""
         text = self.text if self.text is not None else ast.unparse(self.tree)
         names = {

@@ -54,3 +54,22 @@ def read_split(data_dir, split):
     # ruleid[medium]: PD104
     shards = tf.data.TFRecordDataset(tf.io.gfile.glob(data_dir + "/train-*"))
     return lines, records, csv, shards
+
+
+def _gzip_reader(filenames):
+    # the factory below calls its reader with one file name at a time
+    # ok: PD104
+    return tf.data.TFRecordDataset(filenames, compression_type="GZIP")
+
+
+def features_factory(feature_spec):
+    # `reader_num_threads` defaults to 1: the shards are read one after another
+    # ruleid: PD104
+    train = tf.data.experimental.make_batched_features_dataset(
+        "gs://bucket/train-*.gz", 64, feature_spec, reader=_gzip_reader, label_key="y"
+    )
+    # ok: PD104
+    evaluation = tf.data.experimental.make_batched_features_dataset(
+        "gs://bucket/eval-*.gz", 64, feature_spec, reader=_gzip_reader, reader_num_threads=AUTO
+    )
+    model.fit(train, validation_data=evaluation, epochs=3, steps_per_epoch=500)
