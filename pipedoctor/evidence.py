@@ -59,6 +59,7 @@ FACTS = {
     "setup": "the distributed setup reaches this code",
     "runs": "the code is meant to run as written",
     "memory": "the decoded data fits in RAM",
+    "shared": "every worker reads the same data",
 }
 """Each fact's name in the JSON contract, and how a person reads it."""
 

@@ -379,6 +379,11 @@ def autoshard_data(context: Context) -> Iterator[Hit]:
             if files is None and fact.get("applied"):
                 continue  # data in memory or one file: only data sharding can split it
             evidence = (files,) if files is not None else ()
+        if fact.get("policy") == "OFF":
+            shared = fact.get("shared")
+            if shared is None and fact.get("applied"):
+                continue  # split by hand (`shard`): each worker already reads its own part
+            evidence = (shared,) if shared is not None else ()
         if fact.get("policy") in ("DATA", "OFF"):
             yield Hit(
                 fact.location,

@@ -180,12 +180,27 @@ def asynchronous(stage: Stage) -> bool:
     (a cheap map, as the static front end judges it; a cache in memory)."""
     if stage.op in PREFETCH_MAY_FOLLOW:
         return True
-    if stage.op == "cache" and stage.param("filename") in (None, ""):
-        return True  # in memory: the first pass hands elements on, the later ones replay them
+    if in_memory_cache(stage):
+        return True  # the first pass hands elements on, the later ones replay them
     if stage.op in MAPS and stage.fn is not None and stage.fn.cheap:
         return True
     parallel_ops = (*MAPS, "batch", "interleave", "parallel_interleave")
     return stage.op in parallel_ops and not sequential(stage.param("num_parallel_calls"))
+
+
+def in_memory_cache(stage: Stage) -> bool:
+    return stage.op == "cache" and stage.param("filename") in (None, "")
+
+
+def replayed_from_memory(pipeline: Pipeline) -> bool:
+    """The pipeline ends with a cache in memory (then at most stages that cost nothing per
+    element): every epoch after the first takes its batches from memory."""
+    for stage in reversed(pipeline.stages):
+        if stage.op == "cache":
+            return in_memory_cache(stage)
+        if stage.op not in PREFETCH_MAY_FOLLOW:
+            return False
+    return False
 
 
 def end_words(pipeline: Pipeline) -> str:
@@ -230,6 +245,8 @@ def missing_prefetch(context: Context) -> Iterator[Hit]:
             continue
         if not prefetched and context.scope == "static" and runs_ahead(pipeline):
             continue  # its last stage computes ahead on background threads already
+        if not prefetched and replayed_from_memory(pipeline):
+            continue  # after the first epoch each batch comes out of memory: nothing to hide
         found = context.evidence(
             facts.trains(pipeline),
             facts.real_data(pipeline),

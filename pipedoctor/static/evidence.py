@@ -162,6 +162,28 @@ def files_to_shard(pipelines: list[Pipeline]) -> Evidence | None:
     return next((e for e in found if e.shown), found[0] if found else None)
 
 
+def same_data_everywhere(pipelines: list[Pipeline]) -> Evidence | None:
+    """Every worker's pipeline yields the whole data set, so that turning auto-sharding off
+    duplicates it (``AutoShardPolicy.OFF``): files or a TFDS split every worker lists (shown);
+    arrays or a generator, which may hold this worker's part alone (assumed); a ``shard`` in
+    the pipeline, which splits it by hand (None)."""
+    found: list[Evidence] = []
+    for pipeline in pipelines:
+        stages = list(pipeline.walk())
+        if any(stage.op == "shard" for stage in stages):
+            return None
+        for stage in stages:
+            if not stage.is_source:
+                continue
+            if stage.op in FILE_SOURCES or stage.op == "tfds.load":
+                found.append(shown("shared", f"every worker lists the same input (`{stage.op}`)"))
+            else:
+                found.append(
+                    assumed("shared", f"`{stage.op}` may hold this worker's part of the data")
+                )
+    return next((e for e in found if not e.shown), found[0] if found else None)
+
+
 def real_data(pipeline: Pipeline) -> Evidence | None:
     """The data is more than a toy: a named data set of real size (Keras's, a TFDS one),
     sharded over several files (shown); files, arrays or a generator whose size the code does

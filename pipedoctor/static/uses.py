@@ -13,7 +13,7 @@ from typing import Any
 
 from pipedoctor.pipeline import Pipeline
 from pipedoctor.static import flow
-from pipedoctor.static.evidence import files_to_shard
+from pipedoctor.static.evidence import files_to_shard, same_data_everywhere
 from pipedoctor.static.flow import datasets_in
 from pipedoctor.static.reach import TF_DISTRIBUTE, UNSEEN_SCOPE, batch_facts_of
 from pipedoctor.static.values import (
@@ -74,6 +74,7 @@ class DatasetUses:
         for fact in self.training.of("autoshard"):
             fact.data["applied"] = fact.get("options") in applied
             fact.data["files"] = files_to_shard(applied.get(fact.get("options"), []))
+            fact.data["shared"] = same_data_everywhere(applied.get(fact.get("options"), []))
 
     def loop_end(self) -> str:
         """What the innermost loop the code is in does with a dataset it pulls from."""
@@ -151,9 +152,12 @@ class DatasetUses:
 
     def scoped_object(self, name: str, result: Value) -> Value:
         """An object a library class builds inside a strategy's scope (a trainer, a model
-        from a model zoo): it keeps that scope, so what it is compiled with can be checked."""
+        from a model zoo), or a model a function the analysis cannot see builds there
+        (``constructor.build_model()``): it keeps that scope, so what it is compiled with, and
+        the strategy its ``fit`` runs under, can be checked."""
         short = name.rsplit(".", 1)[-1]
-        if not (self.reach.scopes and result is OPAQUE and short[:1].isupper()):
+        builds = short[:1].isupper() or "model" in short.lower()
+        if not (self.reach.scopes and result is OPAQUE and builds):
             return result
         value = Obj("object", short, (("id", next(self.ids)),))
         self.reach.model_created(value, None)

@@ -291,6 +291,26 @@ def a_cache_in_memory_after_the_prefetch(parse):
     keras.Sequential().fit(ds, epochs=10)
 
 
+def batches_replayed_from_memory(ratings):
+    # the batches are cached in memory: every epoch after the first reads them from there
+    # ok: PD101
+    ds = tf.data.Dataset.from_tensor_slices(ratings).shuffle(100_000).batch(8192).cache()
+    keras.Sequential().fit(ds, epochs=10)
+
+
+def a_model_a_helper_builds_under_the_scope(constructor, parse):
+    # a model built by code the analysis cannot see, inside the scope, is the strategy's:
+    # fit hands the dataset to the strategy, whose iterator prefetches
+    strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        model = constructor.build_model()
+        model.compile("adam", "mse")
+    files = tf.io.gfile.glob("data/train-*.tfrecord")
+    # ok: PD101
+    ds = tf.data.TFRecordDataset(files, num_parallel_reads=8).map(parse).batch(64)
+    model.fit(ds, epochs=5)
+
+
 def a_cache_on_disk_after_the_prefetch(parse):
     files = tf.io.gfile.glob("data/train-*.tfrecord")
     ds = tf.data.TFRecordDataset(files, num_parallel_reads=8).map(parse, num_parallel_calls=AUTO)
