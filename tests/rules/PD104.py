@@ -7,18 +7,18 @@ import tensorflow as tf
 AUTO = tf.data.AUTOTUNE
 shards = glob.glob("/data/train-*.tfrecord")
 
-# ruleid: PD104
+# ruleid[medium]: PD104
 a = tf.data.TFRecordDataset(shards)
-# ruleid: PD104
+# ruleid[medium]: PD104
 b = tf.data.TextLineDataset(["a.txt", "b.txt"])
 # ok: PD104
 c = tf.data.TFRecordDataset(shards, num_parallel_reads=AUTO)
 files = tf.data.Dataset.list_files("/data/*.tfrecord")
-# ruleid: PD104
+# ruleid[medium]: PD104
 d = files.interleave(tf.data.TFRecordDataset, cycle_length=4)
 # ok: PD104
 e = files.interleave(lambda f: tf.data.TFRecordDataset(f), num_parallel_calls=AUTO)
-# ruleid: PD104
+# ruleid[medium]: PD104
 f = tf.data.Dataset.list_files("/data/*.tfrecord").flat_map(tf.data.TFRecordDataset)
 # ok: PD104
 g = tf.data.Dataset.range(3).flat_map(lambda i: tf.data.Dataset.range(i))
@@ -64,7 +64,7 @@ def _gzip_reader(filenames):
 
 def features_factory(feature_spec):
     # `reader_num_threads` defaults to 1: the shards are read one after another
-    # ruleid: PD104
+    # ruleid[medium]: PD104
     train = tf.data.experimental.make_batched_features_dataset(
         "gs://bucket/train-*.gz", 64, feature_spec, reader=_gzip_reader, label_key="y"
     )
