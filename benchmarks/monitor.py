@@ -229,7 +229,8 @@ def whole_fit(model: Any, data: Any, turns: int, steps: int | None) -> str:
 
 def run_costs(name: str, turns: int, steps: int | None, base: list[str]) -> str:
     """The ``run`` row of one script: ``turns`` groups of the three variants in rotating order,
-    each turn its own process."""
+    each turn its own process. The first turn (plain) sizes the steps per epoch; every later
+    turn runs that many, so that the variants' whole ``fit`` times compare."""
     seconds: dict[str, list[float]] = {v: [] for v in VARIANTS}
     tails: dict[str, list[float]] = {v: [] for v in VARIANTS}
     owns: dict[str, list[float]] = {v: [] for v in VARIANTS}
@@ -246,6 +247,9 @@ def run_costs(name: str, turns: int, steps: int | None, base: list[str]) -> str:
                 failure = (done.stderr.strip().splitlines() or ["?"])[-1]
                 return f"{label:<26} (failed: {failure})"
             variant_name, (total, tail, own) = fields[0], map(float, fields[1:4])
+            if steps is None:
+                steps = int(fields[4])
+                base = [*base, "--steps", str(steps)]
             seconds[variant_name].append(total)
             tails[variant_name].append(tail)
             owns[variant_name].append(own)
