@@ -71,6 +71,8 @@ FEATURE_FILE_FACTORIES = frozenset({"make_csv_dataset", "make_batched_features_d
 """``tf.data.experimental`` factories over a file pattern: they list the files, read them
 (``num_parallel_reads`` / ``reader_num_threads`` at a time, one by default), shuffle before
 batching, repeat forever unless given ``num_epochs``, and end with a ``prefetch``."""
+READ_THREADS = {"make_batched_features_dataset": "reader_num_threads"}
+"""The argument that reads several files at once, where it is not ``num_parallel_reads``."""
 FUNCTION_OPS = frozenset({"map", "interleave", "flat_map", "filter", "parallel_interleave"})
 
 ENDS = (

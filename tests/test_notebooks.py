@@ -84,8 +84,8 @@ def test_a_trainer_a_cell_writes_is_linted_as_the_file_it_writes(tmp_path: Path)
             "!python -m trainer.task\n",
         )
     )
-    found = {(f.rule, f.cell, f.line) for f in lint(path).findings}
-    assert {("PD104", 2, 5), ("PD102", 2, 6), ("PD101", 2, 6)} <= found
+    found = {(f.rule, f.cell, f.line) for f in lint(path, confidence="medium").findings}
+    assert {("PD104", 2, 5), ("PD102", 2, 6), ("PD101", 2, 6)} <= found  # PD104: medium at most
     assert {cell for _, cell, _ in found} == {2}
 
 
@@ -105,7 +105,7 @@ def test_a_notebook_function_no_cell_calls_builds_nothing_that_trains(tmp_path: 
             "tf.keras.Sequential().fit(train)\n",
         )
     )
-    assert {"PD101", "PD104"} <= {f.rule for f in lint(path).findings}
+    assert {"PD101", "PD104"} <= {f.rule for f in lint(path, confidence="medium").findings}
 
 
 def test_ipython_lines_are_left_out_and_indented_cells_dedented() -> None:

@@ -19,6 +19,7 @@ from pipedoctor.pipeline import (
     AUTOTUNE,
     DECODING_FACTORIES,
     FEATURE_FILE_FACTORIES,
+    READ_THREADS,
     RECORD_READERS,
     Files,
     Location,
@@ -39,8 +40,6 @@ PREFETCHING_SOURCES = (
 )
 """Dataset factories that already end their dataset with ``prefetch(AUTOTUNE)``."""
 SHUFFLING_FACTORIES = DECODING_FACTORIES | FEATURE_FILE_FACTORIES
-READ_THREADS = {"make_batched_features_dataset": "reader_num_threads"}
-"""The argument that reads several files at once, where it is not ``num_parallel_reads``."""
 """Factories that shuffle (unless given ``shuffle=False``) and then batch."""
 PARALLELISM_PARAMS = ("num_parallel_calls", "num_parallel_reads")
 MAPS = ("map", "map_with_legacy_function")

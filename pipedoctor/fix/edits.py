@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from pipedoctor.pipeline import FEATURE_FILE_FACTORIES, READ_THREADS
 from pipedoctor.report import Finding
 
 FIXABLE = ("PD101", "PD102", "PD103", "PD104", "PD106", "PD112")
@@ -263,9 +264,12 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
                     gap = cst.ParenthesizedWhitespace(last_line=gap.last_line, indent=gap.indent)
                 args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=gap))
                 arg = arg.with_changes(comma=last.comma)
-            else:
+            else:  # what followed the last argument (a line break before `)`) follows the new
                 space = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-                args[-1] = last.with_changes(comma=space)
+                arg = arg.with_changes(whitespace_after_arg=last.whitespace_after_arg)
+                args[-1] = last.with_changes(
+                    comma=space, whitespace_after_arg=cst.SimpleWhitespace("")
+                )
         return call.with_changes(args=[*args, arg])
 
     def parallel(call, autotune):  # noqa: ANN001, ANN202
@@ -275,8 +279,8 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
                 return call.with_changes(args=[call.args[0].with_changes(value=autotune),
                                                *call.args[1:]])  # fmt: skip
             return keyword(call, "buffer_size", autotune)
-        if name in READERS:
-            return keyword(call, "num_parallel_reads", autotune)
+        if name in READERS or name in FEATURE_FILE_FACTORIES:
+            return keyword(call, READ_THREADS.get(name, "num_parallel_reads"), autotune)
         if name in ("map", "interleave", "batch", "padded_batch", "flat_map"):
             if name == "flat_map":
                 call = call.with_changes(func=call.func.with_changes(attr=cst.Name("interleave")))

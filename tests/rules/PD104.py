@@ -65,9 +65,7 @@ def _gzip_reader(filenames):
 def features_factory(feature_spec):
     # `reader_num_threads` defaults to 1: the shards are read one after another
     # ruleid[medium]: PD104
-    train = tf.data.experimental.make_batched_features_dataset(
-        "gs://bucket/train-*.gz", 64, feature_spec, reader=_gzip_reader, label_key="y"
-    )
+    train = tf.data.experimental.make_batched_features_dataset("gs://t-*", 64, feature_spec)
     # ok: PD104
     evaluation = tf.data.experimental.make_batched_features_dataset(
         "gs://bucket/eval-*.gz", 64, feature_spec, reader=_gzip_reader, reader_num_threads=AUTO

@@ -256,6 +256,70 @@ def fit_under_a_strategy():
     model.fit(ds, epochs=5)
 
 
+def a_library_strategy_subclass():
+    # BytePS's MirroredStrategy extends tf.distribute's: fit hands the dataset to it as well
+    from byteps.tensorflow.distribute import MirroredStrategy
+
+    strategy = MirroredStrategy()
+    files = tf.io.gfile.glob("data/train-*.tfrecord")
+    # ok: PD101
+    ds = tf.data.TFRecordDataset(files, num_parallel_reads=8).map(tf.io.parse_tensor).batch(64)
+    with strategy.scope():
+        model = keras.Sequential([keras.layers.Dense(1)])
+        model.compile("adam", "mse")
+    model.fit(ds, epochs=5)
+
+
+def a_custom_loop_over_a_distributed_dataset(make_strategy, step, parse):
+    # experimental_distribute_dataset belongs to tf.distribute strategies only: whichever
+    # strategy it is, its iterator prefetches each replica's batches
+    strategy = make_strategy()
+    files = tf.io.gfile.glob("data/train-*.tfrecord")
+    # ok: PD101
+    ds = tf.data.TFRecordDataset(files, num_parallel_reads=8).map(parse).batch(64)
+    for _ in range(10):
+        for batch in strategy.experimental_distribute_dataset(ds):
+            strategy.run(step, args=(batch,))
+
+
+def a_cache_in_memory_after_the_prefetch(parse):
+    files = tf.io.gfile.glob("data/train-*.tfrecord")
+    ds = tf.data.TFRecordDataset(files, num_parallel_reads=8).map(parse, num_parallel_calls=AUTO)
+    # an in-memory cache after the prefetch replays elements from memory: nothing to hide
+    # ok: PD101
+    ds = ds.batch(64).prefetch(AUTO).cache()
+    keras.Sequential().fit(ds, epochs=10)
+
+
+def batches_replayed_from_memory(ratings):
+    # the batches are cached in memory: every epoch after the first reads them from there
+    # ok: PD101
+    ds = tf.data.Dataset.from_tensor_slices(ratings).shuffle(100_000).batch(8192).cache()
+    keras.Sequential().fit(ds, epochs=10)
+
+
+def a_model_a_helper_builds_under_the_scope(constructor, parse):
+    # a model built by code the analysis cannot see, inside the scope, is the strategy's:
+    # fit hands the dataset to the strategy, whose iterator prefetches
+    strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        model = constructor.build_model()
+        model.compile("adam", "mse")
+    files = tf.io.gfile.glob("data/train-*.tfrecord")
+    # ok: PD101
+    ds = tf.data.TFRecordDataset(files, num_parallel_reads=8).map(parse).batch(64)
+    model.fit(ds, epochs=5)
+
+
+def a_cache_on_disk_after_the_prefetch(parse):
+    files = tf.io.gfile.glob("data/train-*.tfrecord")
+    ds = tf.data.TFRecordDataset(files, num_parallel_reads=8).map(parse, num_parallel_calls=AUTO)
+    # a cache on disk reads its file back in the step's path every epoch
+    # ruleid: PD101
+    ds = ds.batch(64).prefetch(AUTO).cache("/tmp/train.cache").prefetch(AUTO)
+    keras.Sequential().fit(ds, epochs=10)
+
+
 def a_demo_of_forty_steps(parse):
     files = tf.io.gfile.glob("data/train-*.tfrecord")
     # twenty epochs of two steps: a demo, whatever its pipeline

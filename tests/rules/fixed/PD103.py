@@ -6,9 +6,9 @@ AUTO = tf.data.AUTOTUNE
 WORKERS = 4
 
 files = tf.data.Dataset.list_files("/data/*.tfrecord")
-# ruleid: PD103
+# ruleid[medium]: PD103
 ds = files.interleave(tf.data.TFRecordDataset, num_parallel_calls=AUTO)
-# ruleid: PD103
+# ruleid[medium]: PD103
 ds = ds.map(tf.io.parse_tensor, num_parallel_calls=AUTO)
 # a map that only passes its input on does no work to spread over cores
 # ok: PD103
@@ -23,7 +23,7 @@ ds = ds.batch(32)
 ds = ds.prefetch(AUTO)
 # ok: PD103
 other = ds.prefetch(buffer_size=tf.data.experimental.AUTOTUNE)
-# ruleid: PD103
+# ruleid[medium]: PD103
 reader = tf.data.TFRecordDataset(["a.tfrecord", "b.tfrecord", "c.tfrecord"], num_parallel_reads=AUTO)
 # as many parallel reads as files: the fixed number is already the right one
 # ok: PD103

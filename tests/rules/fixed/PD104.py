@@ -7,18 +7,18 @@ import tensorflow as tf
 AUTO = tf.data.AUTOTUNE
 shards = glob.glob("/data/train-*.tfrecord")
 
-# ruleid: PD104
+# ruleid[medium]: PD104
 a = tf.data.TFRecordDataset(shards, num_parallel_reads=AUTO)
-# ruleid: PD104
+# ruleid[medium]: PD104
 b = tf.data.TextLineDataset(["a.txt", "b.txt"], num_parallel_reads=AUTO)
 # ok: PD104
 c = tf.data.TFRecordDataset(shards, num_parallel_reads=AUTO)
 files = tf.data.Dataset.list_files("/data/*.tfrecord")
-# ruleid: PD104
+# ruleid[medium]: PD104
 d = files.interleave(tf.data.TFRecordDataset, cycle_length=4, num_parallel_calls=AUTO)
 # ok: PD104
 e = files.interleave(lambda f: tf.data.TFRecordDataset(f), num_parallel_calls=AUTO)
-# ruleid: PD104
+# ruleid[medium]: PD104
 f = tf.data.Dataset.list_files("/data/*.tfrecord").interleave(tf.data.TFRecordDataset, num_parallel_calls=AUTO)
 # ok: PD104
 g = tf.data.Dataset.range(3).flat_map(lambda i: tf.data.Dataset.range(i))
@@ -54,3 +54,20 @@ def read_split(data_dir, split):
     # ruleid[medium]: PD104
     shards = tf.data.TFRecordDataset(tf.io.gfile.glob(data_dir + "/train-*"), num_parallel_reads=AUTO)
     return lines, records, csv, shards
+
+
+def _gzip_reader(filenames):
+    # the factory below calls its reader with one file name at a time
+    # ok: PD104
+    return tf.data.TFRecordDataset(filenames, compression_type="GZIP")
+
+
+def features_factory(feature_spec):
+    # `reader_num_threads` defaults to 1: the shards are read one after another
+    # ruleid[medium]: PD104
+    train = tf.data.experimental.make_batched_features_dataset("gs://t-*", 64, feature_spec, reader_num_threads=AUTO)
+    # ok: PD104
+    evaluation = tf.data.experimental.make_batched_features_dataset(
+        "gs://bucket/eval-*.gz", 64, feature_spec, reader=_gzip_reader, reader_num_threads=AUTO
+    )
+    model.fit(train, validation_data=evaluation, epochs=3, steps_per_epoch=500)
