@@ -238,7 +238,7 @@ def next_step(
 def _shared_host_step(shared: Mapping[str, Any], best_gain: float | None) -> str:
     """Step 1 where the pipeline and the model compete for the host: a fix measured to pay for
     training comes first; without one, the host itself is what to change."""
-    from pipedoctor.diagnosis import WORTH_FIXING
+    from pipedoctor.diagnosis import NO_GAIN
 
     need = ""
     if "cores_needed" in shared:
@@ -247,7 +247,7 @@ def _shared_host_step(shared: Mapping[str, Any], best_gain: float | None) -> str
             f"and needs about {max(shared['cores_needed'], shared['busy_cores']):.1f} to train "
             "at its compute ceiling"
         )
-    if best_gain is not None and best_gain >= WORTH_FIXING:
+    if best_gain is not None and best_gain >= NO_GAIN:
         return (
             f"step 1 of 3, {STEPS[0]}: the pipeline and the model each keep up alone but "
             f"compete for the host{need}; the first fix below measured x{best_gain:.2f} for "

@@ -54,9 +54,10 @@ def verdict(measurements: dict[str, Any], params: dict[str, Any] | None = None) 
         if question["compared"] != "training / ceiling" or not input_keeps_up(measurements, limits):
             return INCONCLUSIVE
         # Whether training reaches the ceiling is within the noise, but the pipeline alone is
-        # clearly fast enough: input is not what limits the job. Nothing shows the two slow
-        # each other down (balanced), so the model is taken as the limit (``noise_note``).
-        return COMPUTE_BOUND
+        # clearly fast enough: input is not what limits the job. Unless training on the
+        # pipeline with its best fix was measured faster (they slow each other down: balanced),
+        # the model is taken as the limit (``noise_note``).
+        return BALANCED if fix_frees_the_host(measurements) else COMPUTE_BOUND
     if training >= limits["training_to_ceiling"] * ceiling:
         return COMPUTE_BOUND
     if pipeline < limits["pipeline_to_ceiling"] * ceiling:
@@ -78,6 +79,18 @@ def _intervals(measurements: dict[str, Any]) -> dict[str, float | None]:
         ci = measurements.get(key)
         found[name] = float(ci) if ci is not None else (UNTIMED_CI if key in measurements else None)
     return found
+
+
+def fix_frees_the_host(measurements: dict[str, Any]) -> bool:
+    """Training was measured faster on the pipeline with its best fix, beyond twice training's
+    interval: the pipeline's use of the host holds training back (see
+    ``measure/fixed_training.py``)."""
+    fixed = measurements.get("training_with_fix_samples_per_s")
+    training = measurements.get("training_samples_per_s")
+    if not fixed or not training:
+        return False
+    spread = _intervals(measurements)["training"]
+    return fixed / training > 1 + 2 * (UNTIMED_CI if spread is None else spread)
 
 
 def input_keeps_up(measurements: dict[str, Any], limits: dict[str, float]) -> bool:

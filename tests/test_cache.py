@@ -241,3 +241,78 @@ def test_no_cache_is_offered_right_after_data_already_in_memory() -> None:
     assert positions(read_dataset(rows_in_memory.shuffle(400).batch(16), None)) == []
     mapped = read_dataset(rows_in_memory.map(spectrum).batch(16), None)
     assert [p.index for p in positions(mapped)] == [1, 2]  # after the map or batch, not the source
+
+
+def row_wise_spectra(batch):
+    """Costly per-row maths on a whole batch: each row's result depends on that row alone."""
+    return tf.map_fn(spectrum, batch, fn_output_signature=tf.float32)
+
+
+def test_work_after_the_batch_is_cached_by_unbatching_it_and_batching_again() -> None:
+    from pipedoctor.capture.sites import install
+
+    install()  # call sites recorded: the chain's stages share one line, and stay the user's
+    # The factory shape: shuffle, batch, then the costly map on whole batches (a vectoriser).
+    ds = tf.data.Dataset.range(60).shuffle(16).batch(8).map(row_wise_spectra)
+    gp, candidate, why = prepared(ds)
+    assert why is None
+    (position,) = [p for p in positions(gp) if p.rebatch is not None]
+    assert [(m.op, m.whole) for m in position.moves] == [("shuffle", False)]
+    assert position.index == 3
+    cache = candidate.details["cache"]
+    assert cache["elements"] == 60 and cache["bytes"] == 60 * 256 * 4  # rows, not batches
+    assert [a["op"] for a in cache["added"]] == ["unbatch", "batch"]
+    assert cache["added"][1]["value"] == 8
+    assert "batches of 4 instead of 8" in candidate.verified  # the map compared per row
+    fixed = rebuilt(gp, [candidate], ds.element_spec)
+    for _ in range(2):  # each epoch: the same 60 rows, batched by 8, the last batch short
+        batches = [b.numpy() for b in fixed]
+        assert [len(b) for b in batches] == [8] * 7 + [4]
+        got = sorted(tuple(r.round(3)) for b in batches for r in b)
+        want = sorted(tuple(r.round(3)) for b in ds for r in b.numpy())
+        assert got == want
+
+
+def test_a_map_that_mixes_the_rows_of_a_batch_is_not_restructured() -> None:
+    def centred(batch):
+        rows = row_wise_spectra(batch)
+        return rows - tf.reduce_mean(rows, axis=0)  # each row depends on its batch
+
+    ds = tf.data.Dataset.range(60).shuffle(16).batch(8).map(centred)
+    gp = read_dataset(ds, None)
+    assert any(p.rebatch is not None for p in positions(gp))
+    candidate = cache_candidate(gp, PLENTY, {}, None)
+    why = candidate.prepare(time.perf_counter() + 120, ds.element_spec)
+    assert why and "does not treat each row of a batch on its own" in why
+
+
+def test_a_factorys_own_shuffle_is_turned_off_and_every_cached_row_shuffled(tmp_path: Path) -> None:
+    import keras
+
+    from pipedoctor.capture.sites import install
+
+    install()
+    for label in ("a", "b"):
+        (tmp_path / label).mkdir()
+        for i in range(20):
+            (tmp_path / label / f"{i}.txt").write_text(f"{label} word{i} " * (i + 1))
+    raw = keras.utils.text_dataset_from_directory(tmp_path, batch_size=8, seed=1)
+    lengths = raw.map(lambda text, label: (tf.strings.length(text), label))
+    gp, candidate, why = prepared(lengths)
+    assert why is None
+    (position,) = [p for p in positions(gp) if p.rebatch is not None]
+    assert [(m.op, m.whole) for m in position.moves] == [("shuffle", True)]
+    cache = candidate.details["cache"]
+    assert cache["added"][1] == {"op": "shuffle", "value": 40}  # every cached row
+    assert cache["moved"][0]["in_call"] and cache["moved"][0]["taken_out"]
+    assert "turned off (`shuffle=False`)" in cache["moves"][0]
+    fixed = rebuilt(gp, [candidate], lengths.element_spec)
+
+    def pairs(dataset) -> list[tuple[int, int]]:
+        return sorted(
+            (int(n), int(y))
+            for x, ys in dataset
+            for n, y in zip(x.numpy(), ys.numpy(), strict=True)
+        )
+
+    assert pairs(fixed) == pairs(lengths)  # the same 40 rows, every one once

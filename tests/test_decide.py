@@ -95,9 +95,7 @@ def test_a_run_shorter_than_a_second_reads_as_such() -> None:
                              "seconds": 0.08}},
     }  # fmt: skip
     line = run_line(measurements)
-    assert (
-        line == "1 epoch x 4 steps (256 samples): under a second at the measured 3,000 samples/s"
-    )
+    assert line == "1 epoch x 4 steps (256 samples): under a second at the measured 3,000 samples/s"
 
 
 def test_the_next_step_follows_input_then_precision_then_devices() -> None:

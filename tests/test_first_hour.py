@@ -96,6 +96,34 @@ def test_noise_on_training_against_the_ceiling_is_no_verdict_when_input_clearly_
     assert build_report(close, [], ALL_RULES).verdict == diagnosis.INCONCLUSIVE
 
 
+def test_a_fix_measured_to_free_the_host_makes_the_noisy_comparison_balanced() -> None:
+    """Training at 0.73 of the ceiling, within the noise of 0.8, a pipeline twice the ceiling:
+    taken as compute-bound, unless training on the pipeline with its best fix was measured
+    faster beyond the noise. Then the two compete for the host, and the verdict, "Next step"
+    and the finding agree on it."""
+    from pipedoctor import diagnosis
+    from pipedoctor.checker import build_report
+    from pipedoctor.report import Finding, Severity
+    from pipedoctor.rules import ALL_RULES
+
+    shared = {
+        "pipeline_samples_per_s": 32_600.0, "pipeline_ci": 0.05,
+        "ceiling_samples_per_s": 16_500.0, "ceiling_ci": 0.05,
+        "training_samples_per_s": 12_100.0, "training_ci": 0.05,
+    }  # fmt: skip
+    assert build_report(shared, [], ALL_RULES).verdict == diagnosis.COMPUTE_BOUND
+    within = {**shared, "training_with_fix_samples_per_s": 12_900.0}  # x1.07: noise
+    assert build_report(within, [], ALL_RULES).verdict == diagnosis.COMPUTE_BOUND
+    freed = {**shared, "training_with_fix_samples_per_s": 15_400.0}  # x1.27
+    cache = Finding("PD106", "missing-cache", Severity.WARNING, "m", path="t.py", line=3,
+                    gain=11.0, end_to_end_gain=1.27)  # fmt: skip
+    report = build_report(freed, [], ALL_RULES, file_findings=[cache])
+    assert report.verdict == diagnosis.BALANCED
+    step = report.measurements["decision"]["next_step"]
+    assert step.startswith("step 1 of 3, fix the input pipeline") and "x1.27" in step
+    assert not any("within the figures' noise" in n for n in report.notes)
+
+
 def test_a_throughput_timed_too_briefly_for_an_interval_is_not_taken_as_exact() -> None:
     """The check reports ``*_ci: None`` for a rate timed in too few blocks: a verdict that
     turns on it near the threshold is inconclusive, not a confident "balanced"."""

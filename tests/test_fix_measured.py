@@ -286,6 +286,44 @@ def test_moves_named_where_their_chain_begins_are_told_apart_by_method(tmp_path:
     assert script.read_text() == text
 
 
+def test_a_cache_after_a_factorys_batches_is_written_as_the_restructure(tmp_path: Path) -> None:
+    """The measured cache follows a vectorising `map` on a factory's batches: the factory's
+    shuffle is turned off in its call, and after the map come `unbatch`, the cache, a shuffle
+    of every cached element and the batch again. The live graph places `.map(...)` and
+    `.prefetch(...)` where their chain begins: the stage's op picks the call."""
+    script = tmp_path / "train.py"
+    text = (
+        "import keras\nimport tensorflow as tf\n\n"
+        "raw = keras.utils.text_dataset_from_directory('reviews', batch_size=32)\n"
+        "vectorize = keras.layers.TextVectorization(output_sequence_length=250)\n"
+        "train = raw.map(lambda x, y: (vectorize(x), y)).prefetch(tf.data.AUTOTUNE)\n"
+        "keras.Sequential().fit(train, epochs=10)\n"
+    )
+    script.write_text(text)
+    lines = text.splitlines()
+    factory = {"op": "shuffle", "taken_out": True, "in_call": True, "path": str(script),
+               "line": 4, "column": 7}  # fmt: skip
+    added = [{"op": "unbatch"}, {"op": "shuffle", "value": 3000},
+             {"op": "batch", "value": 32, "drop_remainder": False}]  # fmt: skip
+    cache = {"kind": "memory", "bytes": 6 * 2**20, "moved": [factory], "added": added}
+    start = lines[5].index("raw") + 1
+    finding = Finding(
+        "PD106", "missing-cache", Severity.INFO, "vectorised again every epoch",
+        path=str(script), line=6, column=start, gain=12.0, end_to_end_gain=1.3,
+    )  # fmt: skip
+    entry = {"rule": "PD106", "path": str(script), "line": 6, "op": "map", "cache": cache}
+    report = Report(findings=[finding], measurements={"whatif": [entry]})
+    result = plan_fixes(report, relint, tmp_path, unsafe=True, write=True)
+    assert [e.rule for e in result.run.edits] == ["PD106"], result.run.skipped
+    assert script.read_text() == text.replace(
+        "batch_size=32)", "batch_size=32, shuffle=False)"
+    ).replace("(vectorize(x), y))", "(vectorize(x), y)).unbatch().cache().shuffle(3000).batch(32)")
+    entry.pop("op")  # without the stage's op, the two calls at that place are one too many
+    script.write_text(text)
+    result = plan_fixes(report, relint, tmp_path, unsafe=True, write=True)
+    assert result.run.edits == [] and script.read_text() == text
+
+
 def test_one_call_with_two_findings_gets_both_fixes(tmp_path: Path) -> None:
     """A sequential `map` (PD102, where the lint places it) that a measured cache follows
     (PD106, where the live graph places it): the call is made parallel, then cached."""

@@ -20,9 +20,7 @@ from pipedoctor.rules import SCOPES, detectors, load_catalog, rules_dir
 FIXTURES = Path(__file__).parent / "rules"
 CATALOG = load_catalog()
 STATIC = [r for r in CATALOG.values() if "static" in r.scope]
-MARKER = re.compile(
-    r"#\s*(ruleid|ok)(?:\[(high|medium|low)\])?:\s*(PD\d{3}(?:\s*,\s*PD\d{3})*)"
-)
+MARKER = re.compile(r"#\s*(ruleid|ok)(?:\[(high|medium|low)\])?:\s*(PD\d{3}(?:\s*,\s*PD\d{3})*)")
 SHARED = FIXTURES / "shared"
 """Fixtures of one whole script each, marked for every rule the script concerns."""
 

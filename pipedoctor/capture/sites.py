@@ -21,6 +21,9 @@ from typing import Any
 from pipedoctor.pipeline import KERNEL_CELL, Location
 
 SITE_ATTR = "_pipedoctor_site"
+IN_LIBRARY_ATTR = "_pipedoctor_in_library"
+"""Set on a dataset a library's code made (a Keras factory's own ``shuffle`` and ``batch``):
+its site is the user's call of that library, where several stages share one line."""
 STATIC_SOURCES = (
     "from_tensor_slices", "from_tensors", "range", "from_generator", "list_files", "zip",
     "sample_from_datasets", "choose_from_datasets", "counter", "load",
@@ -54,6 +57,12 @@ def caller_site(roots: tuple[str, ...]) -> Location | None:
             return Location(display(filename), frame.f_lineno, _column(frame))
         frame = frame.f_back
     return None
+
+
+def called_from_library(roots: tuple[str, ...]) -> bool:
+    """The code calling the recorded function (two frames up) is a library's, not the user's."""
+    filename = sys._getframe(2).f_code.co_filename
+    return filename.startswith(roots) and not filename.startswith(DEMO_DIR)
 
 
 def _column(frame: Any) -> int:
@@ -94,6 +103,10 @@ def site_of(dataset: Any) -> Location | None:
     return getattr(dataset, SITE_ATTR, None)
 
 
+def made_in_library(dataset: Any) -> bool:
+    return bool(getattr(dataset, IN_LIBRARY_ATTR, False))
+
+
 def _recording(function: Callable[..., Any], roots: tuple[str, ...]) -> Callable[..., Any]:
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -101,6 +114,7 @@ def _recording(function: Callable[..., Any], roots: tuple[str, ...]) -> Callable
         if getattr(result, SITE_ATTR, None) is None and hasattr(result, "_variant_tensor"):
             try:
                 setattr(result, SITE_ATTR, caller_site(roots))
+                setattr(result, IN_LIBRARY_ATTR, called_from_library(roots))
             except AttributeError:
                 pass
         return result

@@ -569,15 +569,20 @@ def measured_cache(whatif: list[dict]) -> Iterator[Hit]:
 
 
 def cache_fix(cache: dict) -> str:
-    """``Add .cache() right after this stage, and move shuffle (line 37) after it.``"""
+    """``Add .cache() right after this stage, and move shuffle (line 37) after it.``; for a
+    restructure, the ``unbatch`` before the cache and what follows it, in order."""
     what = (
         "`.cache(filename)` with a path on fast local disk"
         if cache["kind"] == "disk"
         else ("`.cache()`")
     )
+    added = {a["op"]: a for a in cache.get("added", [])}
+    if "unbatch" in added:
+        what = what.replace("`.cache", "`.unbatch().cache", 1)
     fix = f"Add {what} right after this stage"
     moved = [m for m in cache.get("moved", []) if not m["taken_out"]]
-    dropped = [m for m in cache.get("moved", []) if m["taken_out"]]
+    dropped = [m for m in cache.get("moved", []) if m["taken_out"] and not m.get("in_call")]
+    in_call = [m for m in cache.get("moved", []) if m.get("in_call")]
     lines = {m["line"]: m for m in moved}
     if moved:
         ops = " and ".join(
@@ -585,8 +590,16 @@ def cache_fix(cache: dict) -> str:
             for m in moved
         )
         fix += f", and move {ops} after it"
+    then = [f"`.shuffle({added['shuffle']['value']})`"] if "shuffle" in added else []
+    if "batch" in added:
+        then.append(f"`.batch({added['batch']['value']})`")
+    if then:
+        fix += ", then " + " and ".join(then)
     if dropped:
         fix += "; list the files without shuffling them (`shuffle=False`)"
+    if in_call:
+        where = f" (line {in_call[0]['line']})" if in_call[0].get("line") else ""
+        fix += f"; turn off the shuffle of the call{where} (`shuffle=False`)"
     return fix + "."
 
 

@@ -10,7 +10,9 @@ called name to the end of the call, as the static front end reports it):
   ``num_parallel_calls=AUTOTUNE``;
 - PD106 (only as a check measured it): ``.cache()`` after the call, with the stages the
   measured cache moved: a ``shuffle`` or ``repeat`` before it taken out of its place and
-  written after the cache, a ``list_files`` shuffle of file names turned off;
+  written after the cache, a ``list_files`` shuffle of file names or a factory's own shuffle
+  turned off; for work after a ``batch``, ``.unbatch()`` before the cache and the shuffle and
+  ``batch`` the check measured after it;
 - PD112: a transformation whose result was dropped is assigned back to the name it starts from.
 
 ``AUTOTUNE`` is written as the file already names it.
@@ -44,16 +46,38 @@ READERS = ("TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset")
 @dataclass(frozen=True)
 class CacheMove:
     """A stage that a measured cache moves: written after the cache (``shuffle``, ``repeat``),
-    or, for the shuffle of file names that a later ``shuffle`` replaces, turned off."""
+    or turned off (``shuffle=False``) where it is: the shuffle of file names that a later
+    ``shuffle`` replaces, or a shuffle inside a factory's call (``in_call``)."""
 
     op: str
     line: int
     column: int
     taken_out: bool = False
+    in_call: bool = False
 
 
-Moves = dict[tuple[str, int, int], tuple[CacheMove, ...]]
-"""The moves of each measured cache, by its PD106 finding's (path, line, column)."""
+@dataclass(frozen=True)
+class AddedStage:
+    """A stage a measured cache adds: ``unbatch`` before it, or a ``shuffle`` / ``batch`` of
+    ``value`` after the stages it moves."""
+
+    op: str
+    value: int | None = None
+    drop_remainder: bool = False
+
+
+@dataclass(frozen=True)
+class MeasuredCache:
+    """What ``check --fix`` writes for one measured cache: the method of the call it follows
+    (several calls of a chain can begin at one place), the stages it moves and adds."""
+
+    method: str | None = None
+    moves: tuple[CacheMove, ...] = ()
+    added: tuple[AddedStage, ...] = ()
+
+
+Moves = dict[tuple[str, int, int], MeasuredCache]
+"""Each measured cache, by its PD106 finding's (path, line, column)."""
 
 
 class FixError(RuntimeError):
@@ -159,20 +183,23 @@ def plan(
     wrapper = cst.metadata.MetadataWrapper(module)
     calls = _Calls(cst, wrapper)
     moved: dict[tuple[int, int], list[tuple[CacheMove, object]]] = {}
+    caches: dict[tuple[int, int], MeasuredCache] = {}
     for key, finding in list(targets.items()):
         if finding.rule != "PD106":
             continue
-        if calls.at(key) is None:
+        cache = caches[key] = (moves or {}).get((finding.path or "", *key), MeasuredCache())
+        if calls.at(key, cache.method) is None:
             continue  # left as "not a call this fix knows", and nothing is moved for it
-        wanted = (moves or {}).get((finding.path or "", *key), ())
-        found = [(m, calls.at((m.line, m.column), _move_call(m))) for m in wanted]
+        found = [(m, calls.at((m.line, m.column), _move_call(m))) for m in cache.moves]
         # without every one of its moves, it is not the cache that was measured
         missing = [m for m, call in found if call is None]
         if missing:
             skipped.append((targets.pop(key), _unmovable(cst, calls, missing[0])))
             continue
         moved[key] = found
-    fixer = _transformer(cst)(targets, cst.parse_expression(autotune or "AUTOTUNE"), calls, moved)
+    fixer = _transformer(cst)(
+        targets, cst.parse_expression(autotune or "AUTOTUNE"), calls, moved, caches
+    )
     fixed = wrapper.visit(fixer).code
     edits = []
     for key, finding in targets.items():
@@ -190,8 +217,11 @@ def _called(cst, call) -> str:  # noqa: ANN001 - libcst is optional
     return func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
 
 
-def _move_call(move: CacheMove) -> str:
-    """The method a moved stage is written as: ``list_files`` for a shuffle of file names."""
+def _move_call(move: CacheMove) -> str | None:
+    """The method a moved stage is written as: ``list_files`` for a shuffle of file names;
+    any (the one call at its place) for a factory's own shuffle."""
+    if move.in_call:
+        return None
     return "list_files" if move.taken_out else move.op
 
 
@@ -300,6 +330,27 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
             call = node.with_changes(func=node.func.with_changes(value=call))
         return call
 
+    def method(call, name: str, *args):  # noqa: ANN001, ANN202
+        """``call.name(*args)``; an arg is a value, or a (keyword, value) pair."""
+        written = [
+            cst.Arg(value=cst.parse_expression(repr(a[1])), keyword=cst.Name(a[0]),
+                    equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                          whitespace_after=cst.SimpleWhitespace("")))
+            if isinstance(a, tuple) else cst.Arg(value=cst.parse_expression(repr(a)))
+            for a in args
+        ]  # fmt: skip
+        return cst.Call(func=cst.Attribute(value=call, attr=cst.Name(name)), args=written)
+
+    def added(call, stages, before: bool):  # noqa: ANN001, ANN202
+        """``call`` with the stages a cache adds before it (``unbatch``) or after it."""
+        for stage in stages:
+            if (stage.op == "unbatch") != before:
+                continue
+            extra = [("drop_remainder", True)] if stage.drop_remainder else []
+            call = method(call, stage.op, *([stage.value] if stage.value is not None else []),
+                          *extra)  # fmt: skip
+        return call
+
     rewrites: dict[str, Callable] = {"PD101": prefetch, "PD102": parallel, "PD103": parallel,
                                      "PD104": parallel, "PD106": cache}  # fmt: skip
 
@@ -307,10 +358,13 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
         """The edits for ``targets`` (place → finding), the calls found at ``places``;
         ``moved``: for each measured cache, its moves and the calls they are."""
 
-        def __init__(self, targets: dict, autotune, places: dict, moved: dict) -> None:  # noqa: ANN001
+        def __init__(  # noqa: PLR0913 - one transformer, built once per file
+            self, targets: dict, autotune: object, places: dict, moved: dict, caches: dict
+        ) -> None:
             super().__init__()
             self.targets = targets
             self.autotune = autotune
+            self.caches = caches
             self.done: dict[tuple[int, int], tuple[str, str]] = {}
             self.at: dict[int, list[tuple[int, int]]] = {}
             """``id`` of a call → the places of its findings: one call may have several
@@ -318,7 +372,8 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
             then the ones that wrap the call (``.cache()``, then ``.prefetch``)."""
             for key in sorted(targets, key=lambda k: WRAPS.index(targets[k].rule)
                               if targets[k].rule in WRAPS else -1):  # fmt: skip
-                call = places.at(key)
+                cache = caches.get(key)
+                call = places.at(key, cache.method if cache else None)
                 if call is not None:
                     self.at.setdefault(id(call), []).append(key)
             self.moved = {key: [call for _, call in pairs] for key, pairs in moved.items()}
@@ -345,12 +400,14 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
                 finding = self.targets[key]
                 if finding.rule not in rewrites or key in self.done:
                     continue
-                new = rewrites[finding.rule](updated, self.autotune)
+                stages = self.caches[key].added if key in self.caches else ()
+                new = rewrites[finding.rule](added(updated, stages, True), self.autotune)
                 if new is None:
                     continue
                 if finding.rule == "PD106":
                     moved = [c for c in self.moved.get(key, ()) if not self.taken[id(c)].taken_out]
                     new = after(new, [self.rewritten.get(id(c), c) for c in moved])
+                    new = added(new, stages, False)
                 self.done[key] = (self._code(original), self._code(new))
                 updated = new
             return updated

@@ -20,7 +20,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pipedoctor.diagnosis import NO_GAIN
-from pipedoctor.fix.edits import CacheMove, Edit, FixError, Moves, write_bytes
+from pipedoctor.fix.edits import (
+    AddedStage,
+    CacheMove,
+    Edit,
+    FixError,
+    MeasuredCache,
+    Moves,
+    write_bytes,
+)
 from pipedoctor.fix.run import FixRun, fix_report
 from pipedoctor.report import Finding, Report
 
@@ -83,14 +91,15 @@ def paying(report: Report) -> tuple[Report, list[tuple[Finding, str]]]:
 
 
 def cache_entry(finding: Finding, whatif: list[dict]) -> dict | None:
-    """The measured cache a PD106 finding stands for (the what-if at its line), if any."""
+    """The measured cache a PD106 finding stands for (the what-if at its line), if any, with
+    the stage it follows (``op``)."""
     for entry in whatif:
         cache = entry.get("cache")
         if entry.get("rule") == "PD106" and isinstance(cache, dict):
             if entry.get("line") == finding.line and str(entry.get("path", "")).endswith(
                 str(finding.path)
             ):
-                return cache
+                return {**cache, "op": entry.get("op")}
     return None
 
 
@@ -120,8 +129,13 @@ def placed_caches(
                                   "make it by hand, as the report says"))  # fmt: skip
         else:
             kept.append(replace(finding, message=finding.message, fix=_size(cache)))
-            if moved:
-                moves[(finding.path or "", finding.line or 0, finding.column or 1)] = moved
+            added = tuple(
+                AddedStage(str(a.get("op")), a.get("value"), bool(a.get("drop_remainder")))
+                for a in cache.get("added") or ()
+            )
+            op = cache.get("op")
+            key = (finding.path or "", finding.line or 0, finding.column or 1)
+            moves[key] = MeasuredCache(op if isinstance(op, str) else None, moved, added)
     return Report(findings=kept, measurements=report.measurements), left, moves
 
 
@@ -134,7 +148,10 @@ def _moves(finding: Finding, cache: dict, cwd: Path) -> tuple[CacheMove, ...] | 
         same_file = isinstance(path, str) and (cwd / path).resolve() == here
         if finding.cell is not None or not same_file or not line or not column:
             return None
-        found.append(CacheMove(str(move.get("op")), line, column, bool(move.get("taken_out"))))
+        found.append(CacheMove(
+            str(move.get("op")), line, column, bool(move.get("taken_out")),
+            bool(move.get("in_call")),
+        ))  # fmt: skip
     return tuple(found)
 
 

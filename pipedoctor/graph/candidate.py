@@ -41,8 +41,9 @@ class Candidate:
     """Not a fix but a limit: how fast the pipeline could run at best (never applied)."""
     verified: str | None = None
     """How this fix was verified on this pipeline, once it was (for an ``unsafe`` rule)."""
-    prepare: Callable[[float], str | None] | None = None
-    """Work before timing, within a deadline (filling a cache); returns why it failed."""
+    prepare: Callable[[float, Any], str | None] | None = None
+    """Work before timing, within a deadline, given the pipeline's element structure (filling
+    a cache, comparing a restructure's values); returns why it failed."""
     live: frozenset[str] = frozenset()
     """Graph nodes that hold live resources (a filled cache) a rebuild must keep."""
     writes_files: bool = False

@@ -20,6 +20,8 @@ class GraphDiagnosis:
     notes: list[str] = field(default_factory=list)
     outcome: Any = None
     """The what-if result behind the figures (its chosen fixes), where the what-ifs ran."""
+    pipeline: Any = None
+    """The graph the what-ifs rewrote, for timing training on a rewrite afterwards."""
 
 
 def measured(finding: Finding, gain: float | None, end_to_end: float | None) -> Finding:
@@ -152,7 +154,7 @@ def diagnose(
         result.findings = list(run_rules(analysis, "graph", selection))
         return result
     result.notes += outcome.notes
-    result.outcome = outcome
+    result.outcome, result.pipeline = outcome, gp
     result.measurements = {
         **result.measurements,
         "graph_pipeline_samples_per_s": round(outcome.baseline, 1) if outcome.baseline else None,

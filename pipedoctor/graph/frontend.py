@@ -14,7 +14,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from pipedoctor.capture.sites import site_of
+from pipedoctor.capture.sites import made_in_library, site_of
 from pipedoctor.graph import graphdef as g
 from pipedoctor.graph.ops import OPS
 from pipedoctor.pipeline import AUTOTUNE, Files, FunctionFacts, Pipeline, Stage
@@ -62,6 +62,9 @@ class GraphStage:
     samples: bool = True
     """Its elements are samples or batches of them, so a rate of its prefix is in samples
     per second (not so for the index bookkeeping before Keras gathers its batches)."""
+    in_library: bool = False
+    """Made by a library's code inside the user's call (a factory's own ``shuffle``): the
+    source can change it only through that call's arguments."""
 
 
 @dataclass
@@ -202,7 +205,8 @@ def read_dataset(dataset: Any, sink: str | None = "fit") -> GraphPipeline:
             and stages[-1].stage.op == "from_tensor_slices"
         ):
             stages[-1].internal = True
-        stages.append(GraphStage(stage, node.name, spec, batched))
+        in_library = obj is not None and made_in_library(obj)
+        stages.append(GraphStage(stage, node.name, spec, batched, in_library=in_library))
     if sink == "fit" and not any(s.batched for s in stages):
         batched_by_spec(stages)
     pipeline = Pipeline(tuple(s.stage for s in stages if not s.internal), sink)

@@ -334,6 +334,19 @@ def _batched_shapes(shapes: attr_value_pb2.AttrValue, like: Any) -> attr_value_p
     return out
 
 
+def _unbatched_shapes(shapes: attr_value_pb2.AttrValue) -> attr_value_pb2.AttrValue:
+    """``shapes`` without their leading batch dimension."""
+    out = attr_value_pb2.AttrValue()
+    for shape in shapes.list.shape:
+        new = out.list.shape.add()
+        if shape.unknown_rank:
+            new.unknown_rank = True
+            continue
+        for dim in shape.dim[1:]:
+            new.dim.add().size = dim.size
+    return out
+
+
 def redirect(graph: GraphDef, old: str, new: str) -> None:
     """Every consumer of ``old``'s output reads ``new``'s instead (control inputs left alone)."""
     for node in graph.node:
@@ -387,6 +400,29 @@ def move_after_batch(graph: GraphDef, map_name: str, batch_name: str) -> None:
     set_element_attrs(batch, types, _batched_shapes(shapes, batch_shapes))
     mapped.input[0] = batch_name
     set_element_attrs(mapped, batch_types, batch_shapes)
+
+
+def insert_unbatch(graph: GraphDef, target: str) -> str:
+    """``unbatch()`` after ``target``, a stage that yields batches. Returns its name."""
+    name = insert_after(graph, target, "UnbatchDataset", [])
+    node = nodes(graph)[name]
+    node.attr["output_shapes"].CopyFrom(_unbatched_shapes(node.attr["output_shapes"]))
+    return name
+
+
+def insert_batch_like(graph: GraphDef, target: str, batch: str, elements: str) -> str:
+    """A twin of the ``batch`` node (same size, remainder rule, parallelism) after ``target``,
+    yielding what ``elements`` yields: batches of the same structure, batched again."""
+    by_name = nodes(graph)
+    original = by_name[batch]
+    name = insert_after(graph, target, original.op, list(original.input[1:]))
+    twin = nodes(graph)[name]
+    for key, value in original.attr.items():
+        if key not in ("output_types", "Toutput_types", "output_shapes"):
+            twin.attr[key].CopyFrom(value)
+    twin.attr["output_types"].CopyFrom(element_attrs(by_name[elements])[0])
+    twin.attr["output_shapes"].CopyFrom(element_attrs(by_name[elements])[1])
+    return name
 
 
 def stub_function(graph: GraphDef, node_name: str, input_spec: Any, output_spec: Any) -> None:

@@ -128,7 +128,8 @@ def _prepare(
         spare = left() - reserve - paired_cost(SCREEN_TURNS)
         if spare < 1.0:
             return BUDGET_RAN_OUT
-        return candidate.prepare(time.perf_counter() + min(FILL_CAP_S, FILL_SHARE * spare)) or ""
+        deadline = time.perf_counter() + min(FILL_CAP_S, FILL_SHARE * spare)
+        return candidate.prepare(deadline, spec) or ""
     return ""
 
 
@@ -319,6 +320,7 @@ def _place(gp: GraphPipeline, candidate: Candidate) -> dict[str, Any]:
     where = gp.stages[candidate.stage].stage.location
     return {
         "rule": candidate.rule, "title": candidate.title, "stage": candidate.stage,
+        "op": gp.stages[candidate.stage].stage.op,
         "path": where.path if where else None, "line": where.line if where else None,
         "column": where.column if where else None,
         "safe": candidate.safety == "safe", "safety": candidate.safety,

@@ -86,7 +86,13 @@ def finish_job(
     """Everything after the three throughputs, whoever timed them (the protocol on a copy of
     the model, or a custom loop timed in place): the samplers' summaries, the setup's facts,
     the graph doctor and the rules."""
+    from pipedoctor.decide import shared_host
     from pipedoctor.graph.doctor import diagnose, free_ram
+    from pipedoctor.measure.fixed_training import (
+        RESERVE_S,
+        best_fix,
+        measure_training_with_fix,
+    )
     from pipedoctor.measure.memory import memory_measurements
     from pipedoctor.measure.setup import cluster, evaluation_fact, last_batch_fact, live_setup
 
@@ -133,14 +139,18 @@ def finish_job(
         )  # fmt: skip
     progress("reading the pipeline's graph: per-stage rates and what-if fixes")
     free_mib = (measurements.get("host") or {}).get("available_ram_mb_min")  # MiB, from psutil
+    shared = model is not None and shared_host(measurements) is not None
     graph = diagnose(  # last: it takes what is left of the budget
         dataset,
-        budget.deadline,
+        budget.deadline - (RESERVE_S if shared else 0.0),
         selection=selection,
         free_ram_bytes=int(free_mib * 2**20) if free_mib else free_ram(),
         ceiling=measurements.get("ceiling_samples_per_s"),
         pipeline_rate=measurements.get("pipeline_samples_per_s"),
     )
+    if shared and best_fix(graph) is not None:
+        progress("the host is shared: timing training on the pipeline with its best fix")
+        notes += measure_training_with_fix(dataset, model, graph, measurements, budget.deadline)
     if workers and not measurements.get("workers"):  # asked for: judge the job as if on them
         setup.add("workers", where, count=workers)
     return assemble(measurements, notes, setup, graph, selection, built_by, started, where)

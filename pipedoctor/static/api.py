@@ -153,6 +153,7 @@ def strategy_class(name: str) -> str | None:
             return short
     return STRATEGY_SUBCLASSES.get(name)
 
+
 KERAS_DISTRIBUTIONS = frozenset({"DataParallel", "ModelParallel"})
 """``keras.distribution`` classes a script sets with ``set_distribution``."""
 

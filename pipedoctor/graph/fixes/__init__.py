@@ -45,8 +45,14 @@ def cache_candidate(
         return Candidate("PD106", decoding, "`cache()`", lambda _: None, skip_reason=why)
     plan = CachePlan(gp, position, limits)
     stage = gp.stages[position.index].stage
-    moved = [f"`{m.op}` {'taken out' if m.drop else 'moved after it'}" for m in position.moves]
-    title = f"`cache()` after `{stage.op}` (stage {position.index})"
+    moved = [
+        f"`{m.op}` {'taken out' if m.drop else 'turned off' if m.whole else 'moved after it'}"
+        for m in position.moves
+    ]
+    cache = "`unbatch().cache()`" if position.rebatch is not None else "`cache()`"
+    title = f"{cache} after `{stage.op}` (stage {position.index})"
+    if position.rebatch is not None:
+        moved.append(f"`batch` again after it (stage {position.rebatch} kept)")
     candidate = Candidate(
         "PD106",
         position.index,
@@ -54,6 +60,6 @@ def cache_candidate(
         plan.apply,
         upstream_of_it_is_moot=True,
     )
-    candidate.prepare = lambda deadline: plan.prepare(candidate, deadline)
+    candidate.prepare = lambda deadline, spec=None: plan.prepare(candidate, deadline, spec)
     candidate.cleanup = plan.close
     return candidate

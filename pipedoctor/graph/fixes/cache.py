@@ -11,6 +11,13 @@ elements in the same order), ``shuffle`` past one-to-one deterministic maps (the
 every epoch, orders drawn the same way, reshuffled every epoch), and a shuffle of file names
 is taken out where the records are shuffled again later.
 
+Work after a ``batch`` that a shuffle or repeat comes before (a factory that shuffles and
+batches, then a vectorising ``map``) is cached by restructuring: the map still runs on the
+same batches once, its results are unbatched into the cache, and the moved stages and a twin of
+the ``batch`` follow it. That is the same pipeline only for a map that treats each row of a
+batch on its own, so the user's first batches are compared value for value, mapped over batches
+of another size, before anything is filled.
+
 The size is learned by filling the cache itself: one pass with a byte counter behind the cache,
 stopped when it would pass the free-RAM share or the time allowed. The filled cache is then the
 one the timing reads, so the user's data is read once. What does not fit in RAM is tried as a
@@ -48,11 +55,16 @@ READER_EXPANSIONS = frozenset(
 )  # fmt: skip
 IN_MEMORY_SOURCES = frozenset({"TensorSliceDataset", "TensorDataset", "RangeDataset"})
 """Sources that read memory already: a cache right after one would only copy it."""
+BATCH_OPS = frozenset({"BatchDatasetV2", "ParallelBatchDataset"})
+"""Batches a cache after later work can restructure around (unbatched into it, batched again)."""
 NEVER_CACHED_PAST = frozenset(
     {"CacheDatasetV2", "CacheDataset", "ShuffleAndRepeatDatasetV2", "DirectedInterleaveDataset"}
 )
 COSTLY_SHARE = 0.8
-"""The cache goes after the first position whose cost reaches this share of the highest."""
+"""The positions whose cost reaches this share of the highest hold nearly all the work."""
+ROOM_FOR_WORK = 2.0
+"""Of those, the one holding the most work may take up to this many times the bytes of the
+smallest: token ids over their raw text, yes; a cast to float32 of 8-bit pixels (x4), no."""
 WORTH_CACHING = 0.1
 """A position whose work is under this share of the whole pipeline's time is not tried."""
 FILL_CAP_S = 30.0
@@ -72,12 +84,18 @@ class Move:
     node: str
     op: str
     drop: bool = False
+    whole: bool = False
+    """A factory's own shuffle: turned off in its call, and every cached element shuffled
+    after the cache instead (the source cannot move a stage out of a call)."""
 
 
 @dataclass
 class Position:
     index: int
     moves: list[Move] = field(default_factory=list)
+    rebatch: int | None = None
+    """The ``batch`` stage the work after it runs on, where a cache here is a restructure: its
+    results unbatched into the cache, the moves after it, then a twin of that ``batch``."""
 
 
 @dataclass
@@ -153,15 +171,28 @@ def positions(gp: GraphPipeline) -> list[Position]:
         return []
     found: list[Position] = []
     pending: list[Move] = []
+    rebatch: int | None = None
     for i, gs in enumerate(gp.stages):
         op = _graph_op(gp, i)
         if op in SHUFFLE_OPS or op in REPEAT_OPS:
+            if rebatch is not None:
+                return found  # it reorders whole batches: after a twin batch it would not
             pending.append(Move(i, gs.node, "shuffle" if op in SHUFFLE_OPS else "repeat"))
             continue
         if op in PASS_THROUGH_OPS:
             continue
         if not deterministic(gp, i):
             break
+        if rebatch is not None:  # only one-to-one work on the same batches can be cached
+            if op not in ONE_TO_ONE_OPS:
+                return found
+            found.append(Position(i, [_copy(m) for m in pending], rebatch))
+            continue
+        if op in BATCH_OPS and any(not m.drop for m in pending):
+            rebatch = i  # the stages before it hold no more work than the cache before it
+            for move in pending:
+                move.whole = move.op == "shuffle" and _same_call(gp, move.index, i)
+            continue
         for move in pending:
             if move.op == "repeat" and op not in ORDER_KEEPING_OPS:
                 return found
@@ -170,8 +201,25 @@ def positions(gp: GraphPipeline) -> list[Position]:
                     return found
                 move.drop = True  # a shuffle of file names: only a later shuffle replaces it
         if op not in IN_MEMORY_SOURCES:
-            found.append(Position(i, [Move(m.index, m.node, m.op, m.drop) for m in pending]))
+            found.append(Position(i, [_copy(m) for m in pending]))
     return found
+
+
+def _copy(move: Move) -> Move:
+    return Move(move.index, move.node, move.op, move.drop, move.whole)
+
+
+def _same_call(gp: GraphPipeline, a: int, b: int) -> bool:
+    """Both stages were made by a library inside one call of the user's (a factory that
+    shuffles and batches), not by a chain of the user's own calls on one line."""
+    first, second = gp.stages[a], gp.stages[b]
+    where = first.stage.location
+    return (
+        first.in_library
+        and second.in_library
+        and where is not None
+        and where == second.stage.location
+    )
 
 
 def _later_shuffle(gp: GraphPipeline, index: int) -> int | None:
@@ -184,9 +232,10 @@ def choose(
     gp: GraphPipeline, rates: dict[int, float], pipeline_rate: float | None
 ) -> tuple[Position | None, str]:
     """Where the expensive deterministic work is done, by the per-stage rates: of the
-    positions whose cost reaches ``COSTLY_SHARE`` of the highest, the one whose elements take
-    the fewest bytes per sample (a resize shrinks them, a cast to float grows them), the latest
-    of equals, since it holds the most work. ``None`` and why, when no cache is tried."""
+    positions whose cost reaches ``COSTLY_SHARE`` of the highest, the latest, since it holds
+    the most work, unless its elements take more than ``ROOM_FOR_WORK`` times the bytes per
+    sample of the smallest (a cast to float grows them); then the one with the fewest bytes (a
+    resize shrinks them), the latest of equals. ``None`` and why, when no cache is tried."""
     every = positions(gp)
     found = [p for p in every if not any(m.drop for m in p.moves) or _later_shuffle(gp, p.index)]
     blocked = next((p for p in every if p not in found), None)
@@ -215,7 +264,8 @@ def _costliest(
     costly = [(p, c) for p, c in rated if c >= COSTLY_SHARE * top]
     sizes = {p.index: sample_bytes(gp, p.index) for p, _ in costly}
     smallest = min((size for size in sizes.values() if size is not None), default=None)
-    if smallest is not None:
+    most_work = sizes[costly[-1][0].index]
+    if smallest is not None and (most_work is None or most_work > ROOM_FOR_WORK * smallest):
         costly = [
             (p, c)
             for p, c in costly
@@ -295,19 +345,30 @@ class CachePlan:
         self.keepalive: Any = None
         self.folder: tempfile.TemporaryDirectory[str] | None = None
         self.filename = ""
+        self.elements = 0
+        """Elements the filled cache holds (a factory's shuffle, moved, shuffles them all)."""
+        self.regroup_checked = ""
 
     # -- the rewrite -------------------------------------------------------------------------
 
     def reorder(self, graph: g.GraphDef) -> str:
-        """Apply the moves; returns the node the cache follows."""
+        """Apply the moves (and a restructure's unbatch and twin batch); returns the node the
+        cache follows."""
         target = self.gp.stages[self.position.index].node
         for move in self.position.moves:
             if move.drop:
                 g.bypass(graph, move.node)
         after = target
+        if self.position.rebatch is not None:
+            target = after = g.insert_unbatch(graph, after)
         for move in (m for m in self.position.moves if not m.drop):
             g.move_after(graph, move.node, after)
+            if move.whole and self.elements:
+                g.set_param(graph, move.node, "buffer_size", self.elements)
             after = move.node
+        if self.position.rebatch is not None:
+            batch = self.gp.stages[self.position.rebatch].node
+            g.insert_batch_like(graph, after, batch, self.gp.stages[self.position.index].node)
         return target
 
     def apply(self, graph: g.GraphDef) -> None:
@@ -323,27 +384,65 @@ class CachePlan:
         graph = g.copy(self.gp.graph)
         target = self.reorder(graph)
         cache = g.insert_cache(graph, target, self.filename)
-        return g.rebuild(g.truncated(graph, cache), self.gp.stages[self.position.index].spec)
+        spec = self.gp.stages[self.position.index].spec
+        if self.position.rebatch is not None:  # its elements are rows of the map's batches
+            spec = tf.nest.map_structure(lambda s: s._unbatch(), spec)  # noqa: SLF001
+        return g.rebuild(g.truncated(graph, cache), spec)
+
+    def regrouped(self, spec: Any) -> str:
+        """Why a restructure is not the same pipeline, or ``""``: the map's first batches,
+        computed over batches of another size and batched again, compared value for value
+        with the pipeline's own (shuffles taken out on both sides)."""
+        from pipedoctor.graph.fixes.vectorize import COMPARED, changed_values
+
+        rebatch = self.gp.stages[self.position.rebatch or 0]
+        size = rebatch.stage.param("batch_size")
+        if not isinstance(size, int) or size < 2:
+            return "the batch size before the map cannot be read from the graph"
+        other = size // 2
+        target = self.gp.stages[self.position.index].node
+
+        def regroup(graph: g.GraphDef) -> None:
+            g.insert_batch_like(graph, g.insert_unbatch(graph, target), rebatch.node, target)
+            g.set_param(graph, rebatch.node, "batch_size", other)
+
+        check = Candidate(None, self.position.index, "regroup", regroup)
+        why = changed_values(self.gp, [check], spec, COMPARED)
+        if why:
+            return (
+                f"its map does not treat each row of a batch on its own ({why.removeprefix('the ')}"
+                f" when mapped over batches of {other} instead of {size})"
+            )
+        self.regroup_checked = f"batches of {other} instead of {size}"
+        return ""
 
     # -- the fill ----------------------------------------------------------------------------
 
-    def prepare(self, candidate: Candidate, deadline: float) -> str | None:
+    def prepare(self, candidate: Candidate, deadline: float, spec: Any = None) -> str | None:
         """Fill the cache in RAM, or on local disk when it does not fit; on success the
-        candidate reads the filled cache and says how it was verified. Returns why not."""
+        candidate reads the filled cache and says how it was verified. A restructure is first
+        compared value for value (``spec``: the pipeline's element structure). Returns why
+        not."""
         free = self.limits.free_ram_bytes
         if free is None:
             return "free RAM is unknown on this system, so no cache was filled"
+        if self.position.rebatch is not None:
+            why = self.regrouped(spec if spec is not None else self.gp.stages[-1].spec)
+            if why:
+                return why
         ram_limit = self.limits.ram_fraction * free
         limit_s = max(0.0, deadline - time.perf_counter())
         dataset = self.prefix()
         in_ram = fill(dataset, ram_limit, deadline)
         if in_ram.complete:
+            self.elements = in_ram.elements
             self.keepalive = dataset  # owns the filled cache while rewrites read it
             self.live_node = _live_cache_node(dataset)
             candidate.live = frozenset({LIVE_CACHE})
             candidate.verified = (
                 f"a first pass filled it: {_mb(in_ram.bytes)} for {in_ram.elements:,} elements, "
                 f"within {_share(self.limits.ram_fraction)} of the {_mb(free)} of free RAM"
+                + self._regroup_note()
             )
             self._describe(candidate, "memory", in_ram)
             return None
@@ -379,14 +478,23 @@ class CachePlan:
                 "preprocess the data offline into TFRecord files at training resolution"
             )
         candidate.writes_files = True
+        self.elements = on_disk.elements
         candidate.verified = (
             f"a first pass wrote it to local disk: {_mb(on_disk.bytes)} for "
             f"{on_disk.elements:,} elements, within {_share(self.limits.disk_fraction)} of the "
-            f"{_mb(free_disk)} free; in RAM {too_big}"
+            f"{_mb(free_disk)} free; in RAM {too_big}" + self._regroup_note()
         )
         self._describe(candidate, "disk", on_disk)
         candidate.details["cache"]["not_in_ram"] = too_big
         return None
+
+    def _regroup_note(self) -> str:
+        if not self.regroup_checked:
+            return ""
+        return (
+            "; the map's values on the first batches were compared element for element with "
+            f"the same map over {self.regroup_checked}"
+        )
 
     def _describe(self, candidate: Candidate, kind: str, filled: Fill) -> None:
         per_element = filled.bytes / max(1, filled.elements)
@@ -399,12 +507,38 @@ class CachePlan:
             "moves": [self._statement(m, per_element) for m in self.position.moves],
             "moved": [self._moved(m) for m in self.position.moves],
         }
+        if self.position.rebatch is not None:
+            candidate.details["cache"]["moves"].append(self._rebatch_statement())
+            candidate.details["cache"]["added"] = self._added()
+
+    def _added(self) -> list[dict[str, Any]]:
+        """The stages a restructure adds around the cache, in the order they are written:
+        ``unbatch`` before it, a shuffle of every element for a factory's, the twin batch."""
+        batch = self.gp.stages[self.position.rebatch or 0].stage
+        added: list[dict[str, Any]] = [{"op": "unbatch"}]
+        if any(m.whole for m in self.position.moves):
+            added.append({"op": "shuffle", "value": self.elements})
+        added.append({
+            "op": "batch", "value": batch.param("batch_size"),
+            "drop_remainder": batch.param("drop_remainder") is True,
+        })  # fmt: skip
+        return added
+
+    def _rebatch_statement(self) -> str:
+        batch = self.gp.stages[self.position.rebatch or 0].stage
+        size = batch.param("batch_size")
+        where = f" (line {batch.location.line})" if batch.location else ""
+        return (
+            f"the map still runs once on the batches of {size}{where}; its results are "
+            f"`unbatch()`ed into the cache and batched again by {size} after it: batches of "
+            "the same size, whose rows the map computed as before"
+        )
 
     def _moved(self, move: Move) -> dict[str, Any]:
         """Where a moved stage was built, for ``check --fix`` to move it in the source."""
         where = self.gp.stages[move.index].stage.location
         return {
-            "op": move.op, "taken_out": move.drop,
+            "op": move.op, "taken_out": move.drop or move.whole, "in_call": move.whole,
             "path": where.path if where else None,
             "line": where.line if where else None,
             "column": where.column if where else None,
@@ -416,6 +550,14 @@ class CachePlan:
         if move.op == "repeat":
             return f"`repeat`{where} moved after the cache: the same elements in the same order"
         buffer = stage.param("buffer_size")
+        if move.whole:
+            return (
+                f"the shuffle inside the call{where} turned off (`shuffle=False`) and, after "
+                f"the cache, all {self.elements:,} cached elements shuffled every epoch "
+                f"(`shuffle({self.elements})`, about {_mb(self.elements * per_element)}): "
+                f"each epoch a uniformly random order, where the call drew from a buffer of "
+                f"{buffer}"
+            )
         if move.drop:
             later = self.gp.stages[_later_shuffle(self.gp, self.position.index) or 0].stage
             later_where = f" (line {later.location.line})" if later.location else ""
