@@ -16,7 +16,12 @@ stages, op for op: then any gap between the two is timing noise, which the quart
 twin's per-turn gains show. A sample may come with a configuration (``<name>.toml``), read as
 ``--config`` would be.
 
+With ``--outside``, the scripts written by others in ``tests/outside/`` instead, against the
+fixes an expert would make to each by hand (``OUTSIDE_FIXES``: text edits of the published
+script, its twin written to a temporary folder and run from an empty one, as the check runs it).
+
     python benchmarks/whatif.py [--turns 8] [--seconds 1.0] [NAME ...]
+    python benchmarks/whatif.py --outside [NAME ...]
 """
 
 import argparse
@@ -26,12 +31,52 @@ import runpy
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_pipelines"
+OUTSIDE = SAMPLES.parent / "tests" / "outside"
+OUTSIDE_FIXES: dict[str, tuple[tuple[str, str], ...]] = {
+    # Decoding every WAV file every epoch, one file at a time: decode in parallel, and keep
+    # the decoded clips (64 KB each) in memory; the noise and the FFT stay per epoch.
+    "kerasio_speaker_recognition_using_cnn": (
+        ("path_ds.map(lambda x: path_to_audio(x))",
+         "path_ds.map(lambda x: path_to_audio(x), num_parallel_calls=tf.data.AUTOTUNE)"),
+        ("return tf.data.Dataset.zip((audio_ds, label_ds))",
+         "return tf.data.Dataset.zip((audio_ds, label_ds)).cache()"),
+    ),
+    # Ten shards read one after another, the parsed and decoded images made again every
+    # epoch, and the prefetch before the batch: read the shards in parallel, keep the decoded
+    # images (320 of 72 x 72, 20 MB), prefetch whole batches.
+    "kerasio_tfrecord": (
+        ("TFRecordDataset(\n        filenames\n    )",
+         "TFRecordDataset(\n        filenames, num_parallel_reads=AUTOTUNE\n    )"),
+        ("    # returns a dataset of (image, label) pairs",
+         "    dataset = dataset.cache()\n    # returns a dataset of (image, label) pairs"),
+        ("dataset.prefetch(buffer_size=AUTOTUNE)\n    dataset = dataset.batch(BATCH_SIZE)",
+         "dataset.batch(BATCH_SIZE)\n    dataset = dataset.prefetch(buffer_size=AUTOTUNE)"),
+    ),
+    # The factory decodes and resizes every JPEG every epoch; the augmentation is random.
+    # Keep the decoded images (256 of 32 x 32), shuffled anew each epoch, then augment.
+    "kerasio_image_classification_from_scratch": (
+        ("train_ds = train_ds.prefetch(buffer_size=32)",
+         "train_ds = train_ds.unbatch().cache().shuffle(1000).batch(batch_size)"
+         ".prefetch(buffer_size=32)"),
+    ),
+    # The same factory, no augmentation in the pipeline: its own shuffle off, the decoded
+    # images (160 of 160 x 160) kept, then shuffled each epoch and batched.
+    "tfdocs_transfer_learning": (
+        ("(train_dir,\n" + " " * 60 + "shuffle=True,",
+         "(train_dir,\n" + " " * 60 + "shuffle=False,"),
+        ("train_dataset = train_dataset.prefetch(buffer_size=AUTOTUNE)",
+         "train_dataset = train_dataset.unbatch().cache().shuffle(1000).batch(BATCH_SIZE)"
+         ".prefetch(buffer_size=AUTOTUNE)"),
+    ),
+}  # fmt: skip
+"""Each script's hand fix: ``(old, new)`` edits, each matching the published text once."""
 WHATIF_BUDGET_S = 60.0
 """The graph doctor's budget per script (a default ``check`` leaves it about this much)."""
 FILL_S = 20.0
@@ -89,16 +134,20 @@ def main() -> None:
     parser.add_argument("names", nargs="*", help="sample names (default: every defective one)")
     parser.add_argument("--turns", type=int, default=8, help="turns per comparison")
     parser.add_argument("--seconds", type=float, default=1.0, help="per pipeline per turn")
+    parser.add_argument("--outside", action="store_true", help="the scripts of tests/outside/")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.one:  # one sample pair, in a fresh process (some set up devices before TF runs)
-        return compare(options.names[0], options.turns, options.seconds)
+        return compare(options.names[0], options.turns, options.seconds, options.outside)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    names = options.names or sorted(
-        p.stem
-        for p in SAMPLES.glob("*.py")
-        if not p.stem.endswith("_fixed") and (SAMPLES / f"{p.stem}_fixed.py").exists()
-    )
+    if options.outside:
+        names = options.names or sorted(OUTSIDE_FIXES)
+    else:
+        names = options.names or sorted(
+            p.stem
+            for p in SAMPLES.glob("*.py")
+            if not p.stem.endswith("_fixed") and (SAMPLES / f"{p.stem}_fixed.py").exists()
+        )
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}; {options.turns} turns of {options.seconds:g} s per "
@@ -112,7 +161,7 @@ def main() -> None:
     for name in names:
         done = subprocess.run(
             [sys.executable, __file__, "--one", name, "--turns", str(options.turns),
-             "--seconds", str(options.seconds)],
+             "--seconds", str(options.seconds), *(["--outside"] if options.outside else [])],
             capture_output=True, text=True,
         )  # fmt: skip
         rows = done.stdout.strip().splitlines()
@@ -120,20 +169,38 @@ def main() -> None:
         print(line, flush=True)
 
 
-def compare(name: str, turns: int, seconds: float) -> None:
-    """One table row: the defective sample's projection against its hand-fixed twin, measured
+def compare(name: str, turns: int, seconds: float, outside: bool = False) -> None:
+    """One table row: the defective script's projection against its hand-fixed twin, measured
     while both scripts are stopped inside their ``fit``."""
     capture = make_capture()
-    os.chdir(SAMPLES)
+    if outside:
+        script = OUTSIDE / f"{name}.py"
+        twin = hand_fixed(script, OUTSIDE_FIXES[name], Path(tempfile.mkdtemp()))
+        sys.path.insert(0, str(OUTSIDE))  # the twin's helper modules, beside the original
+        os.chdir(tempfile.mkdtemp())
+    else:
+        script, twin = SAMPLES / f"{name}.py", SAMPLES / f"{name}_fixed.py"
+        os.chdir(SAMPLES)
     with_dataset(
         capture,
-        SAMPLES / f"{name}.py",
+        script,
         lambda defect: with_dataset(
-            capture,
-            SAMPLES / f"{name}_fixed.py",
-            lambda twin: print(row(name, defect, twin, turns, seconds)),
+            capture, twin, lambda fixed: print(row(name, defect, fixed, turns, seconds))
         ),
     )
+
+
+def hand_fixed(script: Path, edits: tuple[tuple[str, str], ...], folder: Path) -> Path:
+    """``script`` with ``edits`` made, written into ``folder``; an edit that does not match
+    exactly once stops the benchmark (the published text moved on)."""
+    text = script.read_text()
+    for old, new in edits:
+        if text.count(old) != 1:
+            raise SystemExit(f"{script.name}: the hand fix expects {old!r} once")
+        text = text.replace(old, new)
+    twin = folder / f"{script.stem}_fixed.py"
+    twin.write_text(text)
+    return twin
 
 
 def ceiling_of(model: Any, dataset: Any) -> float | None:

@@ -300,7 +300,8 @@ def test_a_factorys_own_shuffle_is_turned_off_and_every_cached_row_shuffled(tmp_
     lengths = raw.map(lambda text, label: (tf.strings.length(text), label))
     gp, candidate, why = prepared(lengths)
     assert why is None
-    (position,) = [p for p in positions(gp) if p.rebatch is not None]
+    after_call, position = [p for p in positions(gp) if p.rebatch is not None]
+    assert after_call.index == after_call.rebatch == position.rebatch  # the call's batch
     assert [(m.op, m.whole) for m in position.moves] == [("shuffle", True)]
     cache = candidate.details["cache"]
     assert cache["added"][1] == {"op": "shuffle", "value": 40}  # every cached row
@@ -316,3 +317,40 @@ def test_a_factorys_own_shuffle_is_turned_off_and_every_cached_row_shuffled(tmp_
         )
 
     assert pairs(fixed) == pairs(lengths)  # the same 40 rows, every one once
+
+
+def test_work_inside_a_factorys_call_is_cached_after_the_call_unbatched(tmp_path: Path) -> None:
+    """The factory reads every file inside its own call, before its own `batch`: no source can
+    put a cache there, so the cache follows the call, its batches unbatched into it, every
+    row shuffled and batched again, and the call's own prefetch last, as the call ended."""
+    import keras
+
+    from pipedoctor.capture.sites import install
+
+    install()
+    for label in ("a", "b"):
+        (tmp_path / label).mkdir()
+        for i in range(12):
+            (tmp_path / label / f"{i}.txt").write_text(f"{label}{i} " * (i + 1))
+    raw = keras.utils.text_dataset_from_directory(tmp_path, batch_size=5, seed=1)
+    gp, candidate, why = prepared(raw)
+    assert why is None
+    (position,) = positions(gp)  # none between the call's own stages
+    assert position.rebatch == position.index  # right after the call's `batch`
+    assert [(m.op, m.whole) for m in position.moves] == [("shuffle", True)]
+    cache = candidate.details["cache"]
+    assert [a["op"] for a in cache["added"]] == ["unbatch", "shuffle", "batch", "prefetch"]
+    assert cache["added"][1]["value"] == 24 and cache["added"][2]["value"] == 5
+    fixed = rebuilt(gp, [candidate], raw.element_spec)
+
+    def labelled(dataset) -> list[tuple[bytes, int]]:
+        return [
+            (text, int(y))
+            for x, ys in dataset
+            for text, y in zip(x.numpy(), ys.numpy(), strict=True)
+        ]
+
+    epochs = [labelled(fixed) for _ in "ab"]
+    assert [len(x) for x, _ in fixed] == [5, 5, 5, 5, 4]
+    assert all(sorted(epoch) == sorted(labelled(raw)) for epoch in epochs)  # each row once
+    assert epochs[0] != epochs[1]  # and in a new order each epoch

@@ -353,3 +353,63 @@ def test_one_call_with_two_findings_gets_both_fixes(tmp_path: Path) -> None:
         "ds = ds.map(lambda x: tf.strings.as_string(x), num_parallel_calls=tf.data.AUTOTUNE)"
         ".cache().shuffle(100)",
     ]
+
+
+FACTORY_SCRIPT = (
+    "import tensorflow as tf\n\n"
+    "train = tf.keras.utils.image_dataset_from_directory('d', shuffle=True, batch_size=32)\n"
+    "class_names = train.class_names\n"
+    "for name in train.class_names:\n"
+    "    print(name)\n"
+    "train = train.prefetch(tf.data.AUTOTUNE)\n"
+    "print(train.class_names if hasattr(train, 'class_names') else None)\n"
+    "tf.keras.Sequential().fit(train, epochs=10)\n"
+)
+
+
+def factory_cache(moves: tuple = ()) -> tuple[Finding, dict]:
+    """A cache measured right after the factory's call, as the graph doctor places it."""
+    from pipedoctor.fix.edits import AddedStage, CacheMove, MeasuredCache
+
+    finding = Finding("PD106", "missing-cache", Severity.INFO, "decoded again every epoch",
+                      path="train.py", line=3, column=9, gain=12.0)  # fmt: skip
+    cache = MeasuredCache(
+        None,
+        (CacheMove("shuffle", 3, 9, taken_out=True, in_call=True), *moves),
+        (AddedStage("unbatch"), AddedStage("shuffle", 3000), AddedStage("batch", 32),
+         AddedStage("prefetch")),
+    )  # fmt: skip
+    return finding, {("train.py", 3, 9): cache}
+
+
+def test_a_cache_that_would_drop_the_factorys_class_names_follows_their_last_read() -> None:
+    """`train.class_names` is read after the factory's call: a dataset chained from the call
+    would not have it, so the cache is written as its own statement after the last read in
+    that block (before `train` is bound again), and the call only loses its shuffle."""
+    from pipedoctor.fix.edits import plan
+
+    finding, moves = factory_cache()
+    fixed, edits, skipped = plan(
+        FACTORY_SCRIPT, [finding], {"PD106": "unsafe"}, unsafe=True, moves=moves
+    )
+    assert [e.rule for e in edits] == ["PD106"] and skipped == []
+    assert fixed.splitlines()[2:8] == [
+        "train = tf.keras.utils.image_dataset_from_directory('d', shuffle=False, batch_size=32)",
+        "class_names = train.class_names",
+        "for name in train.class_names:",
+        "    print(name)",
+        "train = train.unbatch().cache().shuffle(3000).batch(32).prefetch(tf.data.AUTOTUNE)",
+        "train = train.prefetch(tf.data.AUTOTUNE)",
+    ]
+    compile(fixed, "train.py", "exec")
+
+
+def test_a_cache_that_drops_class_names_and_moves_other_stages_is_left_to_the_user() -> None:
+    from pipedoctor.fix.edits import CacheMove, plan
+
+    text = FACTORY_SCRIPT.replace("train = train.prefetch", "train = train.repeat().prefetch")
+    repeat = CacheMove("repeat", 7, 9)
+    finding, moves = factory_cache((repeat,))
+    fixed, edits, skipped = plan(text, [finding], {"PD106": "unsafe"}, unsafe=True, moves=moves)
+    assert edits == [] and fixed == text
+    assert "`train.class_names` is read at line 5" in skipped[0][1]  # the last read

@@ -47,7 +47,8 @@ BUDGETS = {
     "tfdocs_simple_audio.py": 30,  # training/ceiling at times undecided in 22 s
     "tfdocs_transfer_learning.py": 40,  # evaluates a MobileNetV2 before its first fit
     "tfexamples_densenet_distributed_train.py": 30,  # 2 replicas, run eagerly
-    "tfexamples_dogs_vs_cats_with_augmentation.py": 30,  # ImageDataGenerator, ~1.5 s a step
+    "tfexamples_dogs_vs_cats_with_augmentation.py": 40,  # ImageDataGenerator, ~1.5 s a step:
+    # in 30 s the ceiling was timed in too few blocks for an interval, and once inconclusive
     "tfexamples_pix2pix.py": 40,  # batch-1 steps of ~1.5 s: with 22 s training is not timed
 }
 

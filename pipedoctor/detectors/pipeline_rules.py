@@ -593,6 +593,8 @@ def cache_fix(cache: dict) -> str:
     then = [f"`.shuffle({added['shuffle']['value']})`"] if "shuffle" in added else []
     if "batch" in added:
         then.append(f"`.batch({added['batch']['value']})`")
+    if "prefetch" in added:
+        then.append("`.prefetch(tf.data.AUTOTUNE)`")
     if then:
         fix += ", then " + " and ".join(then)
     if dropped:

@@ -41,6 +41,9 @@ WRAPS = ("PD106", "PD101")
 """Fixes that wrap the call (``.cache()``, ``.prefetch(...)``), in the order they wrap it:
 applied after the ones that change the call itself, on one call with several findings."""
 READERS = ("TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset")
+FACTORY_ATTRIBUTES = ("class_names", "file_paths")
+"""What Keras's directory factories set on the dataset they return, and a dataset made from
+it by any method (``.cache()``, ``.prefetch()``) no longer has."""
 
 
 @dataclass(frozen=True)
@@ -197,8 +200,21 @@ def plan(
             skipped.append((targets.pop(key), _unmovable(cst, calls, missing[0])))
             continue
         moved[key] = found
+    deferred = {}
+    for key, finding in list(targets.items()):
+        call = calls.at(key, caches[key].method if key in caches else None)
+        if finding.rule not in WRAPS or call is None:
+            continue
+        later = _attributes_read_later(cst, wrapper.module, call)
+        if later is None:
+            continue
+        if any(not move.taken_out for move, _ in moved.get(key, ())):
+            skipped.append((targets.pop(key), _lost_attribute(later)))
+            moved.pop(key, None)  # nothing of a fix left to the user is written
+            continue
+        deferred[id(call)] = later
     fixer = _transformer(cst)(
-        targets, cst.parse_expression(autotune or "AUTOTUNE"), calls, moved, caches
+        targets, cst.parse_expression(autotune or "AUTOTUNE"), calls, moved, caches, deferred
     )
     fixed = wrapper.visit(fixer).code
     edits = []
@@ -268,6 +284,108 @@ def _unmovable(cst, calls: _Calls, move: CacheMove) -> str:  # noqa: ANN001
         f"the `{move.op}` the measured cache moves (line {move.line}) is {where}: "
         "make the cache by hand, as the report says"
     )
+
+
+@dataclass(frozen=True)
+class ReadLater:
+    """A dataset assigned to ``name`` whose factory attributes later statements of the same
+    block read: what wraps it is written as ``name = name....`` after the ``last`` of them."""
+
+    name: str
+    attribute: str
+    line: int
+    last: object
+
+
+def _attributes_read_later(cst, module, call) -> ReadLater | None:  # noqa: ANN001
+    """Where ``call`` is the whole value of ``name = call`` and a later statement of that
+    block, before ``name`` is bound again, reads ``name.class_names`` (or another attribute
+    the factory set): wrapping the call would take that attribute away."""
+    from libcst.metadata import PositionProvider
+
+    positions = cst.metadata.MetadataWrapper(module, unsafe_skip_copy=True).resolve(
+        PositionProvider
+    )
+    for block in _blocks(cst, module):
+        body = list(block.body)
+        for i, statement in enumerate(body):
+            name = _assigned_name(cst, statement, call)
+            if name is None:
+                continue
+            found: ReadLater | None = None
+            for later in body[i + 1 :]:
+                read = _attribute_read(cst, later, name)
+                if read is not None:
+                    where = positions[read].start.line
+                    found = ReadLater(name, read.attr.value, where, later)
+                if name in _bound_names(cst, later):
+                    break
+            return found
+    return None
+
+
+def _lost_attribute(later: ReadLater) -> str:
+    return (
+        f"`{later.name}.{later.attribute}` is read at line {later.line}, and the dataset the "
+        "fix makes would not have it: make the cache after that line by hand"
+    )
+
+
+def _blocks(cst, module) -> list:  # noqa: ANN001
+    """The module and every indented block in it: where statements follow one another."""
+    found = [module]
+
+    class Blocks(cst.CSTVisitor):
+        def visit_IndentedBlock(self, node) -> None:  # noqa: ANN001, N802
+            found.append(node)
+
+    module.visit(Blocks())
+    return found
+
+
+def _assigned_name(cst, statement, call) -> str | None:  # noqa: ANN001
+    """``name`` for the statement ``name = call``, else None."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    assign = statement.body[0]
+    if not isinstance(assign, cst.Assign) or assign.value is not call:
+        return None
+    targets = assign.targets
+    if len(targets) != 1 or not isinstance(targets[0].target, cst.Name):
+        return None
+    return targets[0].target.value
+
+
+def _attribute_read(cst, statement, name: str):  # noqa: ANN001, ANN202
+    """The first ``name.class_names`` (a factory attribute) in ``statement``, else None."""
+    found = []
+
+    class Reads(cst.CSTVisitor):
+        def visit_Attribute(self, node) -> None:  # noqa: ANN001, N802
+            if (
+                not found
+                and isinstance(node.value, cst.Name)
+                and node.value.value == name
+                and node.attr.value in FACTORY_ATTRIBUTES
+            ):
+                found.append(node)
+
+    statement.visit(Reads())
+    return found[0] if found else None
+
+
+def _bound_names(cst, statement) -> set[str]:  # noqa: ANN001
+    """The names a simple statement assigns (``a = b = ...``, ``a += ...``)."""
+    names: set[str] = set()
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            targets = []
+            if isinstance(small, cst.Assign):
+                targets = [t.target for t in small.targets]
+            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                targets = [small.target]
+            names |= {t.value for t in targets if isinstance(t, cst.Name)}
+    return names
 
 
 def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is optional
@@ -341,10 +459,13 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
         ]  # fmt: skip
         return cst.Call(func=cst.Attribute(value=call, attr=cst.Name(name)), args=written)
 
-    def added(call, stages, before: bool):  # noqa: ANN001, ANN202
+    def added(call, stages, before: bool, autotune=None):  # noqa: ANN001, ANN202
         """``call`` with the stages a cache adds before it (``unbatch``) or after it."""
         for stage in stages:
             if (stage.op == "unbatch") != before:
+                continue
+            if stage.op == "prefetch":
+                call = prefetch(call, autotune)
                 continue
             extra = [("drop_remainder", True)] if stage.drop_remainder else []
             call = method(call, stage.op, *([stage.value] if stage.value is not None else []),
@@ -359,10 +480,20 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
         ``moved``: for each measured cache, its moves and the calls they are."""
 
         def __init__(  # noqa: PLR0913 - one transformer, built once per file
-            self, targets: dict, autotune: object, places: dict, moved: dict, caches: dict
+            self,
+            targets: dict,
+            autotune: object,
+            places: dict,
+            moved: dict,
+            caches: dict,
+            deferred: dict,
         ) -> None:
             super().__init__()
             self.targets = targets
+            self.deferred = deferred
+            """``id`` of a call whose wraps go after a later statement → where (ReadLater)."""
+            self.after: dict[int, list[object]] = {}
+            """``id`` of a statement → the statements written right after it."""
             self.autotune = autotune
             self.caches = caches
             self.done: dict[tuple[int, int], tuple[str, str]] = {}
@@ -389,27 +520,45 @@ def _transformer(cst):  # noqa: ANN001, ANN202 - built on first use: libcst is o
 
         def leave_Call(self, original, updated):  # noqa: ANN001, ANN201, N802
             move = self.taken.get(id(original))
-            if move is not None:
-                if move.taken_out:
-                    return keyword(updated, "shuffle", cst.Name("False"))
+            if move is not None and not move.taken_out:
                 self.rewritten[id(original)] = updated
                 receiver = updated.func.value
                 self.emptied.add(id(receiver))
                 return receiver
+            if move is not None:  # a shuffle turned off in its call, which a cache may follow
+                updated = keyword(updated, "shuffle", cst.Name("False"))
+            later = self.deferred.get(id(original))
+            wrapped = updated if later is None else cst.Name(later.name)
             for key in self.at.get(id(original), ()):
                 finding = self.targets[key]
                 if finding.rule not in rewrites or key in self.done:
                     continue
                 stages = self.caches[key].added if key in self.caches else ()
-                new = rewrites[finding.rule](added(updated, stages, True), self.autotune)
+                new = rewrites[finding.rule](added(wrapped, stages, True), self.autotune)
                 if new is None:
                     continue
                 if finding.rule == "PD106":
                     moved = [c for c in self.moved.get(key, ()) if not self.taken[id(c)].taken_out]
                     new = after(new, [self.rewritten.get(id(c), c) for c in moved])
-                    new = added(new, stages, False)
-                self.done[key] = (self._code(original), self._code(new))
-                updated = new
+                    new = added(new, stages, False, self.autotune)
+                wrapped = new
+                if later is None:
+                    self.done[key] = (self._code(original), self._code(new))
+                    updated = new
+                else:
+                    self.done[key] = (self._code(original), f"{later.name} = {self._code(new)}")
+            if later is not None and not isinstance(wrapped, cst.Name):
+                target = cst.AssignTarget(target=cst.Name(later.name))
+                statement = cst.SimpleStatementLine([cst.Assign([target], wrapped)])
+                self.after.setdefault(id(later.last), []).append(statement)
+            return updated
+
+        def on_leave(self, original, updated):  # noqa: ANN001, ANN201
+            """A wrap kept apart from its call (``ReadLater``) is written after its statement."""
+            updated = super().on_leave(original, updated)
+            extra = self.after.get(id(original))
+            if extra and isinstance(updated, cst.CSTNode):
+                return cst.FlattenSentinel([updated, *extra])
             return updated
 
         def leave_SimpleStatementLine(self, original, updated):  # noqa: ANN001, ANN201, N802

@@ -317,10 +317,13 @@ def _end_to_end(rate: float, base: float, ceiling: float | None) -> float | None
 
 
 def _place(gp: GraphPipeline, candidate: Candidate) -> dict[str, Any]:
-    where = gp.stages[candidate.stage].stage.location
+    """Where a candidate's stage was written; ``op`` names the method called there, none for
+    a stage a library made inside the user's call (the factory's name is what was called)."""
+    stage = gp.stages[candidate.stage]
+    where = stage.stage.location
     return {
         "rule": candidate.rule, "title": candidate.title, "stage": candidate.stage,
-        "op": gp.stages[candidate.stage].stage.op,
+        "op": None if stage.in_library else stage.stage.op,
         "path": where.path if where else None, "line": where.line if where else None,
         "column": where.column if where else None,
         "safe": candidate.safety == "safe", "safety": candidate.safety,

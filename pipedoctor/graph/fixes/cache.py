@@ -192,6 +192,9 @@ def positions(gp: GraphPipeline) -> list[Position]:
             rebatch = i  # the stages before it hold no more work than the cache before it
             for move in pending:
                 move.whole = move.op == "shuffle" and _same_call(gp, move.index, i)
+            if any(m.whole for m in pending) and not _inside_call(gp, i):
+                # the factory's output, unbatched into the cache: the work inside its call
+                found.append(Position(i, [_copy(m) for m in pending], rebatch))
             continue
         for move in pending:
             if move.op == "repeat" and op not in ORDER_KEEPING_OPS:
@@ -200,9 +203,18 @@ def positions(gp: GraphPipeline) -> list[Position]:
                 if not (_reads_files(gp, i) and move.index == i - 1 or move.drop):
                     return found
                 move.drop = True  # a shuffle of file names: only a later shuffle replaces it
-        if op not in IN_MEMORY_SOURCES:
+        if op not in IN_MEMORY_SOURCES and not _inside_call(gp, i):
             found.append(Position(i, [_copy(m) for m in pending]))
     return found
+
+
+def _inside_call(gp: GraphPipeline, index: int) -> bool:
+    """Stages of the same library call (a factory's ``batch``) follow this one: no source
+    can put a cache between them, so a cache goes after the call's last stage instead."""
+    return any(
+        _same_call(gp, index, later) and _graph_op(gp, later) not in PASS_THROUGH_OPS
+        for later in range(index + 1, len(gp.stages))
+    )
 
 
 def _copy(move: Move) -> Move:
@@ -368,7 +380,11 @@ class CachePlan:
             after = move.node
         if self.position.rebatch is not None:
             batch = self.gp.stages[self.position.rebatch].node
-            g.insert_batch_like(graph, after, batch, self.gp.stages[self.position.index].node)
+            twin = g.insert_batch_like(
+                graph, after, batch, self.gp.stages[self.position.index].node
+            )
+            if self._call_prefetches():
+                g.insert_prefetch(graph, twin)
         return target
 
     def apply(self, graph: g.GraphDef) -> None:
@@ -426,7 +442,7 @@ class CachePlan:
         free = self.limits.free_ram_bytes
         if free is None:
             return "free RAM is unknown on this system, so no cache was filled"
-        if self.position.rebatch is not None:
+        if self.position.rebatch not in (None, self.position.index):  # a map to compare
             why = self.regrouped(spec if spec is not None else self.gp.stages[-1].spec)
             if why:
                 return why
@@ -522,12 +538,28 @@ class CachePlan:
             "op": "batch", "value": batch.param("batch_size"),
             "drop_remainder": batch.param("drop_remainder") is True,
         })  # fmt: skip
+        if self._call_prefetches():
+            added.append({"op": "prefetch"})  # the call ended with one: so does the rewrite
         return added
+
+    def _call_prefetches(self) -> bool:
+        """The library call the cache follows ends with its own ``prefetch``, which the
+        restructure's stages would otherwise come after."""
+        index = self.position.index
+        return any(
+            _same_call(self.gp, index, later) and _graph_op(self.gp, later) == "PrefetchDataset"
+            for later in range(index + 1, len(self.gp.stages))
+        )
 
     def _rebatch_statement(self) -> str:
         batch = self.gp.stages[self.position.rebatch or 0].stage
         size = batch.param("batch_size")
         where = f" (line {batch.location.line})" if batch.location else ""
+        if self.position.rebatch == self.position.index:
+            return (
+                f"the call's batches of {size}{where} are `unbatch()`ed into the cache and "
+                f"batched again by {size} after it: batches of the same size and rows"
+            )
         return (
             f"the map still runs once on the batches of {size}{where}; its results are "
             f"`unbatch()`ed into the cache and batched again by {size} after it: batches of "
