@@ -101,19 +101,23 @@ VERDICT_RULES = frozenset({"PD301"})
 
 def ranked(findings: list[Finding], later: frozenset[str] = frozenset()) -> list[Finding]:
     """The verdict's finding first; then the fixes measured to pay off, the largest end-to-end
-    gain first; then the rest (a fix measured to buy nothing among them) by severity; ties by
-    place in the code. Within each of these, findings of the rules in ``later`` come after the
-    others (a saturated host ranks the fixes that only add parallelism after those that remove
-    work), but a fix measured to pay always comes before what buys nothing."""
+    gain first; then the rest (a fix measured to buy nothing among them): those that speed up
+    the pipeline alone first, the largest gain first (what more devices would need), then by
+    severity; ties by place in the code. Within each of these, findings of the rules in
+    ``later`` come after the others (a saturated host ranks the fixes that only add
+    parallelism after those that remove work), but a fix measured to pay always comes before
+    what buys nothing."""
 
     def key(finding: Finding) -> tuple:
         gain = finding.end_to_end_gain or finding.gain or 1.0
         pays = gain >= NO_GAIN
         tier = 0 if finding.rule in VERDICT_RULES else (1 if pays else 2)
+        pipeline = finding.gain or 1.0
         return (
             tier,
             finding.rule in later,
             -gain if pays else 0.0,
+            -pipeline if pipeline >= NO_GAIN else 0.0,
             -finding.severity,
             finding.sort_key(),
         )

@@ -239,6 +239,21 @@ def test_a_fix_measured_to_buy_nothing_ranks_by_severity_not_by_its_gain() -> No
     assert [f.rule for f in report.findings] == ["PD301", "PD102", "PD202", "PD106"]
 
 
+def test_where_no_fix_pays_for_training_the_largest_pipeline_gain_ranks_first() -> None:
+    # A compute-bound job: no fix speeds training up, but the one that makes the pipeline
+    # x7.6 faster is what more devices would need, and ranks before a warning measured x1.0.
+    def at(rule: str, severity: Severity, line: int, gain: float) -> Finding:
+        return Finding(rule, rule.lower(), severity, "m", path="train.py", line=line,
+                       gain=gain, end_to_end_gain=1.0)  # fmt: skip
+
+    job = {"pipeline_samples_per_s": 9000.0, "ceiling_samples_per_s": 350.0,
+           "training_samples_per_s": 340.0}  # fmt: skip
+    code = [at("PD102", Severity.WARNING, 10, 1.0), at("PD106", Severity.INFO, 20, 7.6),
+            at("PD101", Severity.INFO, 30, 1.3)]  # fmt: skip
+    report = build_report(job, [], ALL_RULES, file_findings=code)
+    assert [f.rule for f in report.findings if f.path] == ["PD106", "PD101", "PD102"]
+
+
 @pytest.mark.parametrize(("gain", "raised"), [(0.8, False), (1.02, False), (3.0, True)])
 def test_a_cache_measured_to_gain_nothing_is_no_finding(gain: float, raised: bool) -> None:
     cache = {"stage": 1, "kind": "memory", "elements": 400, "bytes": 409600,
