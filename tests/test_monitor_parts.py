@@ -63,6 +63,43 @@ def test_pd315_drift_names_the_slow_epoch_and_whether_the_input_slowed() -> None
     assert "PD315" not in rules_on({"epochs": short})
 
 
+def test_pd315_holds_a_drop_to_the_noise_of_each_epoch_and_between_epochs() -> None:
+    """A run's rates jump between epochs on a shared host: a drop past the ``drop`` threshold
+    is no drift while the epochs' own intervals, or how far the earlier epochs strayed, cover
+    it; the message gives the intervals it beat."""
+    wide = [
+        {**epoch(1, 2000), "samples_per_s_ci": 0.2},
+        {**epoch(2, 1400), "samples_per_s_ci": 0.2},
+    ]
+    assert "PD315" not in rules_on({"epochs": wide})  # 30% slower, within ±20% + ±20%
+    jumpy = [epoch(1, 2000), epoch(2, 1400), epoch(3, 2100), epoch(4, 1450)]
+    assert "PD315" not in rules_on({"epochs": jumpy})  # 28% slower; epoch 2 strayed 30%
+    # (and epoch 2 against epoch 1 alone: without intervals no noise was measured)
+    narrow = [{**e, "samples_per_s_ci": 0.03} for e in wide]
+    (message,) = rules_on({"epochs": narrow})["PD315"]
+    assert message.startswith("Epoch 2 trained at 1,400 ±3% samples/s against 2,000 ±3%")
+    steady = [epoch(1, 2000), epoch(2, 2100), epoch(3, 1950), epoch(4, 1300)]
+    assert (
+        "they strayed 5% from it), 35% slower, beyond that noise"
+        in (rules_on({"epochs": steady})["PD315"][0])
+    )
+
+
+def test_an_epochs_rate_interval_widens_with_the_spread_of_its_steps() -> None:
+    def record(jitter: float) -> dict:
+        rng, tally, t = random.Random(1), RunTally(0.0), 0.0
+        tally.begin_epoch(1, 0.0)
+        for i in range(200):
+            end = t + 0.01 * (1 + rng.uniform(-jitter, jitter))
+            tally.add(Call("train", i, t, end, 1, 32))
+            t = end
+        return tally.end_epoch(t)
+
+    calm, rough = record(0.05), record(0.9)
+    assert 0 < calm["samples_per_s_ci"] < 0.02 < rough["samples_per_s_ci"] < 0.5
+    assert calm["samples_per_s"] == pytest.approx(3200, rel=0.05)
+
+
 def test_pd318_turned_input_bound_needs_a_calm_epoch_first_and_clear_intervals() -> None:
     turned = [epoch(1, 2000, 0.04), epoch(2, 2000, 0.06), epoch(3, 900, 0.61, 0.05)]
     (message,) = rules_on({"epochs": turned})["PD318"]
@@ -263,13 +300,14 @@ def test_text_shows_the_input_wait_the_time_split_and_the_workers() -> None:
 
 
 def test_epoch_lines_name_the_worker_and_what_was_measured() -> None:
-    record = {**epoch(3, 1234.4, 0.64, 0.04), "step_ms": 51.9, "host_cpu_percent": 97.0,
+    record = {**epoch(3, 1234.4, 0.64, 0.04), "samples_per_s_ci": 0.021, "step_ms": 51.9,
+              "host_cpu_percent": 97.0,
               "host": {"cpu_count": 2}, "gpus": [{"index": 0, "utilization_mean": 41.0,
               "memory_used_mb": 8192.0}], "eval": {"seconds": 2.0, "samples_per_s": 3000.0},
               "stall_seconds": 1.5}  # fmt: skip
     line = lines.epoch_line(record, 10, "worker-1")
     assert line == (
-        "pipedoctor[worker-1] epoch 3/10: 1,234 samples/s, step 51.9 ms, input wait 64% ±4%, "
+        "pipedoctor[worker-1] epoch 3/10: 1,234 samples/s ±2%, step 51.9 ms, input wait 64% ±4%, "
         "host CPU 97% of 2 cores, GPU0 41% 8.0 GiB, eval 2.0 s at 3,000 samples/s, "
         "outside steps 1.5 s"
     )

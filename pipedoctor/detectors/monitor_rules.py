@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from pipedoctor import diagnosis
@@ -26,35 +27,73 @@ def _span(numbers: list[int]) -> str:
     return f"epochs {numbers[0]}-{numbers[-1]}"
 
 
+@dataclass(frozen=True)
+class _Drift:
+    """An epoch's rate against the earlier epochs': how much slower, and the noise it beat."""
+
+    drop: float
+    reference: float
+    """The earlier epochs' median rate..."""
+    reference_ci: float | None
+    """...their median interval (relative half-width, 95%), when each has one..."""
+    strayed: float | None
+    """...and how far the furthest of them lay from that median (noise from epoch to epoch),
+    when there are two or more."""
+
+    @classmethod
+    def of(
+        cls, rate: float, ci: float | None, earlier: list[tuple[float, float | None]]
+    ) -> _Drift | None:
+        """The drift, when the drop passes the noise measured: the epoch's own interval plus
+        the earlier epochs' usual one, and how far they strayed. ``None`` within that noise, or
+        when no noise was measured (one earlier epoch, records without intervals)."""
+        reference = statistics.median(r for r, _ in earlier)
+        intervals = [c for _, c in earlier if c is not None]
+        reference_ci = statistics.median(intervals) if len(intervals) == len(earlier) else None
+        strayed = max(abs(r / reference - 1.0) for r, _ in earlier) if len(earlier) > 1 else None
+        within = ci + reference_ci if ci is not None and reference_ci is not None else None
+        noises = [n for n in (within, strayed) if n is not None]
+        drop = 1.0 - rate / reference
+        if not noises or drop <= max(noises):
+            return None
+        return cls(drop, reference, reference_ci, strayed)
+
+
+def _rate_text(rate: float, ci: float | None) -> str:
+    return f"{rate:,.0f} ±{ci:.0%}" if ci is not None else f"{rate:,.0f}"
+
+
 @detector("PD315")
 def throughput_drift(context: Context) -> Iterator[Hit]:
     rated = [
-        (e, rate)
+        (e, rate, _number(e.get("samples_per_s_ci")))
         for e in _epochs(context)
         if (rate := _number(e.get("samples_per_s")))
         and (e.get("steps") or 0) >= context.param("min_steps")
     ]
-    worst = None
+    worst: tuple[_Drift, int] | None = None
     for position in range(1, len(rated)):
-        reference = statistics.median(rate for _, rate in rated[:position])
-        epoch, rate = rated[position]
-        drop = 1.0 - rate / reference
-        if drop >= context.param("drop") and (worst is None or drop > worst[0]):
-            worst = (drop, epoch, rate, reference, [e["epoch"] for e, _ in rated[:position]])
+        _, rate, ci = rated[position]
+        drift = _Drift.of(rate, ci, [(r, c) for _, r, c in rated[:position]])
+        if drift is not None and drift.drop >= context.param("drop"):
+            if worst is None or drift.drop > worst[0].drop:
+                worst = (drift, position)
     if worst is None:
         return
-    drop, epoch, rate, reference, before = worst
+    drift, position = worst
+    epoch, rate, ci = rated[position]
+    before = [e["epoch"] for e, _, _ in rated[:position]]
+    strayed = "" if drift.strayed is None else f"; they strayed {drift.strayed:.0%} from it"
     message = (
-        f"Epoch {epoch['epoch']} trained at {rate:,.0f} samples/s against {reference:,.0f} "
-        f"in {_span(before)} (median), {drop:.0%} slower."
+        f"Epoch {epoch['epoch']} trained at {_rate_text(rate, ci)} samples/s against "
+        f"{_rate_text(drift.reference, drift.reference_ci)} in {_span(before)} (median{strayed}),"
+        f" {drift.drop:.0%} slower, beyond that noise."
     )
     now = _number(epoch.get("input_wait_fraction"))
-    earlier = [
-        w for e, _ in rated if e["epoch"] in before and (w := _number(e.get("input_wait_fraction")))
-        is not None
-    ]  # fmt: skip
-    if now is not None and earlier:
-        usual = statistics.median(earlier)
+    waits = [w for e, _, _ in rated[:position] if (w := _number(e.get("input_wait_fraction")))
+             is not None]  # fmt: skip
+    if now is not None and waits:
+        usual = statistics.median(waits)
         if now - usual >= 0.15:
             message += f" Its input wait rose from {usual:.0%} to {now:.0%}: the input slowed."
         else:

@@ -9,6 +9,7 @@ within ``target`` (±5% by default) or when the caller's budget runs out.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 # Two-sided 95% Student t quantiles for 1..30 degrees of freedom; 1.96 beyond.
@@ -21,6 +22,19 @@ _T95 = (
 
 def t95(dof: int) -> float:
     return _T95[dof - 1] if 1 <= dof <= len(_T95) else 1.96
+
+
+def mean_ci(values: Sequence[float]) -> float | None:
+    """Half-width of the 95% interval of the mean of ``values`` (batch means, Student's t),
+    relative to that mean; ``None`` for fewer than two values or a mean that is not positive."""
+    k = len(values)
+    if k < 2:
+        return None
+    mean = sum(values) / k
+    if mean <= 0:
+        return None
+    var = sum((v - mean) ** 2 for v in values) / (k - 1)
+    return t95(k - 1) * math.sqrt(var / k) / mean
 
 
 @dataclass(frozen=True)
@@ -98,14 +112,7 @@ class RateMeter:
         return self.start is not None
 
     def relative_ci(self) -> float | None:
-        k = len(self.block_rates)
-        if k < 2:
-            return None
-        mean = sum(self.block_rates) / k
-        if mean <= 0:
-            return None
-        var = sum((r - mean) ** 2 for r in self.block_rates) / (k - 1)
-        return t95(k - 1) * math.sqrt(var / k) / mean
+        return mean_ci(self.block_rates)
 
     @property
     def converged(self) -> bool:

@@ -30,11 +30,12 @@ def wait_text(fraction: float | None, ci: float | None) -> str | None:
 
 
 def epoch_line(record: dict[str, Any], epochs: int | None, worker: str | None) -> str:
-    """``pipedoctor epoch 3/10: 1,234 samples/s, step 51.9 ms, input wait 64% ±4%, ...``."""
+    """``pipedoctor epoch 3/10: 1,234 samples/s ±2%, step 51.9 ms, input wait 64% ±4%, ...``."""
     total = f"/{epochs}" if epochs else ""
     parts = []
     if (rate := record.get("samples_per_s")) is not None:
-        parts.append(f"{samples(rate)} samples/s")
+        ci = record.get("samples_per_s_ci")
+        parts.append(f"{samples(rate)} samples/s" + (f" ±{ci:.0%}" if ci and ci >= 0.005 else ""))
     if (step := record.get("step_ms")) is not None:
         parts.append(f"step {step:.1f} ms")
     if wait := wait_text(record.get("input_wait_fraction"), record.get("input_wait_ci")):

@@ -111,6 +111,7 @@ PHASE = {
     "steps": INTEGER,
     "samples": INTEGER,
     "samples_per_s": NUMBER,
+    "samples_per_s_ci": NUMBER,
     "step_ms": NUMBER,
     "input_wait_fraction": NUMBER,
     "input_wait_ci": NUMBER,

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipedoctor.measure.rates import mean_ci
 from pipedoctor.measure.samplers import SampleSeries
 from pipedoctor.monitor.steps import Call
 
@@ -29,6 +30,10 @@ STALL_GAP_FACTOR = 10.0
 """A gap between two steps this many times the median gap is a stall, not Keras's loop..."""
 STALL_GAP_MIN_S = 0.05
 """...and only when it is longer than this."""
+RATE_BLOCKS = 10
+"""An epoch's steps are grouped into this many consecutive blocks for its rate's interval..."""
+RATE_BLOCK_STEPS = 5
+"""...of at least this many timed calls each (steps next to each other are not independent)."""
 
 
 def _round(value: float | None, digits: int = 1) -> float | None:
@@ -232,11 +237,25 @@ class PhaseTally:
     def step_ms(self) -> float | None:
         return 1000.0 * statistics.median(self.step_periods) if self.step_periods else None
 
+    @property
+    def rate_ci(self) -> float | None:
+        """Relative half-width of the 95% interval of the phase's rate: the mean step period
+        of consecutive blocks of calls (batch means), so that a few slow steps in a row widen
+        it as they should."""
+        periods = self.step_periods
+        blocks = min(RATE_BLOCKS, len(periods) // RATE_BLOCK_STEPS)
+        if blocks < 2:
+            return None
+        size = len(periods) // blocks
+        means = [statistics.fmean(periods[i * size : (i + 1) * size]) for i in range(blocks)]
+        return mean_ci(means)
+
     def figures(self, wait: WaitEstimate) -> dict[str, Any]:
         return {
             "steps": self.steps,
             "samples": self.samples if self.samples_known else None,
             "samples_per_s": _round(self.samples_per_s),
+            "samples_per_s_ci": _round(self.rate_ci, 3),
             "step_ms": _round(self.step_ms, 2),
             **wait.figures(),
         }
