@@ -100,6 +100,26 @@ def test_an_epochs_rate_interval_widens_with_the_spread_of_its_steps() -> None:
     assert calm["samples_per_s"] == pytest.approx(3200, rel=0.05)
 
 
+def test_pd317_never_counts_the_monitors_own_time_as_the_users_callbacks() -> None:
+    """Time the monitor spends in its own hooks (rules, records, scalars at an epoch's end)
+    is reported apart, never as time outside training steps."""
+    tally = RunTally(0.0)
+    for number in (1, 2):
+        began = tally._boundary
+        tally.begin_epoch(number, began)
+        for i in range(100):
+            tally.add(Call("train", i, began + 0.01 * i, began + 0.01 * (i + 1), 1, 32))
+        tally.own_seconds += 3.0  # the monitor's hook at this epoch's end
+        tally.end_epoch(began + 1.0 + 3.0 + 0.05)
+    figures = tally.figures(tally._boundary)
+    assert [e["stall_seconds"] for e in figures["epochs"]] == pytest.approx([0.05, 0.05], abs=0.01)
+    assert figures["time_split"]["monitor_s"] == pytest.approx(6.0)
+    assert "PD317" not in rules_on(figures)
+    tally.begin_epoch(3, tally._boundary)  # the same seconds spent in the user's callbacks
+    tally.end_epoch(tally._boundary + 6.0)
+    assert "PD317" in rules_on(tally.figures(tally._boundary))
+
+
 def test_pd318_turned_input_bound_needs_a_calm_epoch_first_and_clear_intervals() -> None:
     turned = [epoch(1, 2000, 0.04), epoch(2, 2000, 0.06), epoch(3, 900, 0.61, 0.05)]
     (message,) = rules_on({"epochs": turned})["PD318"]
