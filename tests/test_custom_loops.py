@@ -138,10 +138,12 @@ def _io() -> tuple[Any, Any]:
     return inputs, keras.layers.Dense(2)(inputs)
 
 
-@pytest.mark.parametrize("kind", ["multi", "generator", "pydataset"])
+@pytest.mark.parametrize("kind", ["multi", "generator", "pydataset", "grain"])
 def test_what_fit_takes_besides_a_dataset_is_measured_as_keras_feeds_it(
     tmp_path: Path, kind: str
 ) -> None:
+    if kind == "grain":
+        pytest.importorskip("grain")
     done = subprocess.run(
         [sys.executable, "-m", "pipedoctor", "check", str(LOOPS / "keras_inputs.py"),
          "--format", "json", "--timeout", "30", "--quiet", "--", kind],
@@ -153,10 +155,15 @@ def test_what_fit_takes_besides_a_dataset_is_measured_as_keras_feeds_it(
     for name in ("pipeline", "ceiling", "training"):
         assert m[f"{name}_samples_per_s"] > 0, name
     built_by = {"multi": "in-memory arrays", "generator": "a Python generator",
-                "pydataset": "a keras.utils.PyDataset ("}[kind]  # fmt: skip
+                "pydataset": "a keras.utils.PyDataset (",
+                "grain": "a Grain dataset ("}[kind]  # fmt: skip
     assert m["input_built_by_keras"].startswith(built_by)
     built_by = m["input_built_by_keras"]
-    assert any(n.startswith(f"`fit` was given {built_by}: Keras builds") for n in data["notes"])
-    assert m["decision"]["run"]["known"] is True  # steps per epoch from Keras's own adapter
+    who = "Grain runs its stages" if kind == "grain" else "Keras builds"
+    assert any(n.startswith(f"`fit` was given {built_by}: {who}") for n in data["notes"])
+    if kind != "grain":  # a Grain iterator has no length Keras knows
+        assert m["decision"]["run"]["known"] is True  # steps per epoch from Keras's adapter
+    # Keras's wrapper is no pipeline of the script's: no fix of it is measured or projected
+    assert "whatif" not in m and not m.get("fixed_pipeline_samples_per_s")
     # Keras's pipeline is no line of the script: no pipeline finding points at the fit call
     assert not [f for f in data["findings"] if f["rule"].startswith("PD1")]

@@ -532,6 +532,8 @@ def keras_input(x: Any, y: Any, batch_size: Any, kw: dict[str, Any]) -> tuple[An
     through Keras's own data adapters, and what that input was."""
     from keras.src.trainers.data_adapters import get_data_adapter
 
+    from pipedoctor.measure.job import GRAIN_INPUT
+
     try:
         adapter = get_data_adapter(
             x, y, sample_weight=kw.get("sample_weight"), batch_size=batch_size,
@@ -550,6 +552,9 @@ def keras_input(x: Any, y: Any, batch_size: Any, kw: dict[str, Any]) -> tuple[An
         "ArrayDataAdapter": "in-memory arrays",
         "GeneratorDataAdapter": "a Python generator",
         "PyDatasetAdapter": f"a keras.utils.PyDataset ({type(x).__name__})",
+        "GrainDatasetAdapter": f"{GRAIN_INPUT} DataLoader"
+        if type(x).__name__ == "DataLoader"
+        else f"{GRAIN_INPUT} dataset ({type(x).__name__})",
     }
     steps = getattr(adapter, "num_batches", None)
     built_by = kinds.get(type(adapter).__name__, type(x).__name__)

@@ -130,6 +130,10 @@ def finish_job(
     if model is not None and "memory" in measurements:
         measurements["memory"] = memory_measurements(model, measurements)
         setup.add("memory", where, **measurements["memory"])
+    if workers and not measurements.get("workers"):  # asked for: judge the job as if on them
+        setup.add("workers", where, count=workers)
+    if built_by is not None:  # Keras's own pipeline: no stage or fix of it is the script's
+        return assemble(measurements, notes, setup, None, selection, built_by, started, where)
     if o.partial is not None:
         o.partial(
             assemble(
@@ -151,8 +155,6 @@ def finish_job(
     if shared and best_fix(graph) is not None:
         progress("the host is shared: timing training on the pipeline with its best fix")
         notes += measure_training_with_fix(dataset, model, graph, measurements, budget.deadline)
-    if workers and not measurements.get("workers"):  # asked for: judge the job as if on them
-        setup.add("workers", where, count=workers)
     return assemble(measurements, notes, setup, graph, selection, built_by, started, where)
 
 
@@ -192,14 +194,34 @@ def assemble(
     pipeline_findings = graph.findings if graph is not None else []
     if built_by is not None:
         measurements["input_built_by_keras"] = built_by
-        notes.append(
-            f"`fit` was given {built_by}: Keras builds the tf.data pipeline for it (batch, "
-            "shuffle, prefetch), so its stages are not lines of the script and get no findings "
-            "here; if the pipeline is what is slow, build it with tf.data (parallel map, cache, "
-            "prefetch) and hand `fit` the dataset"
-        )
+        notes.append(keras_input_note(built_by))
         pipeline_findings = []
     return JobResult(measurements, notes, pipeline_findings + list(setup_findings))
+
+
+GRAIN_INPUT = "a Grain"
+"""How a Grain input's name starts (``a Grain dataset (MapDataset)``, ``a Grain DataLoader``):
+Grain, not tf.data, runs it."""
+
+
+def keras_input_note(built_by: str) -> str:
+    """What the check could and could not read of an input ``fit`` was not given as a
+    ``tf.data.Dataset``."""
+    if built_by.startswith(GRAIN_INPUT):
+        return (
+            f"`fit` was given {built_by}: Grain runs its stages in Python and Keras wraps its "
+            "batches in a tf.data pipeline (`from_generator`), which is what was timed as the "
+            "pipeline alone; Grain's own stages are not read here, so they get no per-stage rates "
+            "and no findings. If the pipeline is what is slow, give Grain read threads or worker "
+            "processes (`to_iter_dataset(grain.ReadOptions(num_threads=...))` or `mp_prefetch` "
+            "on a dataset, `worker_count` on a `DataLoader`)"
+        )
+    return (
+        f"`fit` was given {built_by}: Keras builds the tf.data pipeline for it (batch, "
+        "shuffle, prefetch), so its stages are not lines of the script and get no per-stage "
+        "rates, fixes or findings here; if the pipeline is what is slow, build it with tf.data "
+        "(parallel map, cache, prefetch) and hand `fit` the dataset"
+    )
 
 
 def check_timeline(measured: Any, sampling: Sampling, started: float) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """One job fed to `fit` in the ways Keras 3 takes besides a tf.data.Dataset: the first
-argument says which (arrays, multi: a list of arrays for two inputs, pydataset, generator)."""
+argument says which (arrays, multi: a list of arrays for two inputs, pydataset, generator,
+grain: a Grain dataset)."""
 
 import sys
 
@@ -41,5 +42,10 @@ elif kind == "multi":
     model.fit([xa, xb], y, epochs=2)
 elif kind == "pydataset":
     model.fit(Seq(), epochs=2)
+elif kind == "grain":
+    import grain
+
+    rows = grain.MapDataset.source(list(zip(xa, y, strict=True))).shuffle(seed=0)
+    model.fit(rows.batch(64).to_iter_dataset(), epochs=2)
 else:
     model.fit(gen(), steps_per_epoch=64, epochs=2)
