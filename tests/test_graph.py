@@ -201,6 +201,35 @@ def test_attribution_names_the_slow_stage_and_fixes_carry_gains() -> None:
     assert outcome.fixed and outcome.fixed > outcome.baseline
 
 
+def test_a_set_of_fixes_slower_than_its_best_fix_alone_applies_that_fix_alone() -> None:
+    """All fixes together measured below one of them alone: the two are timed against each
+    other, and where the others slow it down, the best fix is applied alone, with the note."""
+    from pipedoctor.graph.timing import Paired
+    from pipedoctor.graph.whatif import OwnCache, _set_or_best_alone
+
+    ds = tf.data.Dataset.range(100_000).map(slow).batch(16)
+    gp = read_dataset(ds)
+    found = candidates(gp)
+    (parallel,) = [c for c in found if c.rule == "PD102"]
+    (prefetch,) = [c for c in found if c.rule == "PD101"]
+    screened = [(parallel, Paired([3.0, 3.0], [])), (prefetch, Paired([1.1, 1.1], []))]
+
+    def held(batch):  # 50 ms per batch on top of the set: slower than the parallel map alone
+        out = tf.py_function(lambda b: (time.sleep(0.05), b)[1], [batch], tf.int64)
+        out.set_shape(batch.shape)
+        return out
+
+    slowed = rebuilt(gp, [parallel, prefetch], ds.element_spec).map(held)
+    notes: list[str] = []
+    deadline = time.perf_counter() + 30
+    kept, gain = _set_or_best_alone(
+        gp, (ds, slowed), screened, [parallel, prefetch], 1.4, True,
+        lambda: deadline - time.perf_counter(), OwnCache(gp, True), notes,
+    )  # fmt: skip
+    assert kept == [parallel] and gain > 1.4, notes
+    assert "the other fixes slow it down here, so it is applied alone" in notes[0]
+
+
 def test_a_python_stage_gets_a_measured_bound_never_a_rewrite() -> None:
     ds = tf.data.Dataset.range(100_000).map(lambda x: x * 2).map(slow).batch(16)
     gp = read_dataset(ds)

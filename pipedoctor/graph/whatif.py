@@ -177,11 +177,57 @@ def _together(
             "noise of the pipeline as it is, so none is applied"
         )
     else:
-        result.fixed = result.baseline * together.gain
+        chosen, gain = _set_or_best_alone(
+            gp, (base_ds, fixed), screened, chosen, together.gain, batched, left, warm,
+            result.notes,
+        )  # fmt: skip
+        result.fixed = result.baseline * gain
         result.applied = [c.title for c in chosen]
         result.chosen = chosen
         for entry in result.fixes:
             entry["applied"] = entry["title"] in result.applied
+
+
+BELOW_ALONE = 1.1
+"""A set of fixes measured this much below its best fix alone is timed against that fix."""
+
+
+def _set_or_best_alone(
+    gp: GraphPipeline,
+    datasets: tuple[Any, Any],
+    screened: list[tuple[Candidate, Paired]],
+    chosen: list[Candidate],
+    together: float,
+    batched: bool,
+    left: Callable[[], float],
+    warm: OwnCache,
+    notes: list[str],
+) -> tuple[list[Candidate], float]:
+    """The fixes to apply and their gain: the set, unless one fix alone measured clearly more
+    than the set did (in separate turns). The set is then timed against that fix alone: where
+    the others slow it beyond noise, that fix alone is applied (its gain the set's over the
+    pipeline, divided by the set's over it); either way the note says what was measured."""
+    base_ds, fixed = datasets
+    alone = {id(c): p.gain for c, p in screened}
+    best = max(chosen, key=lambda c: alone[id(c)])
+    if len(chosen) < 2 or alone[id(best)] < together * BELOW_ALONE:
+        return chosen, together
+    if left() < paired_cost(SCREEN_TURNS):
+        return chosen, together
+    deadline = time.perf_counter() + left()
+    versus = _time(warm(rebuilt(gp, [best], base_ds.element_spec), deadline), fixed, batched)
+    if versus is None:
+        return chosen, together
+    measured = (
+        f"all fixes together measured x{together:.2f} and {best.title} alone x"
+        f"{alone[id(best)]:.2f}, in separate turns; timed against it, the set runs at "
+        f"x{versus.gain:.2f} of it"
+    )
+    if versus.gain < 1.0 / NO_GAIN:
+        notes.append(f"{measured}: the other fixes slow it down here, so it is applied alone")
+        return [best], together / versus.gain
+    notes.append(f"{measured}: no slower, so the difference was noise between turns")
+    return chosen, together
 
 
 WARM_S = 10.0
