@@ -49,6 +49,26 @@ def test_a_plain_loop_is_timed_in_place_and_stopped_before_it_saves(tmp_path: Pa
     assert list(tmp_path.iterdir()) == []  # the save after the loop never ran
 
 
+def test_a_loop_saving_from_step_zero_and_logging_to_an_open_file_leaves_every_file(
+    tmp_path: Path,
+) -> None:
+    """The loop is found at its first optimizer step, after which it saves at step 0 (which
+    would rotate the oldest of the user's checkpoints away) and writes a log opened before it:
+    measured all the same, and every byte of the user's files is as it was."""
+    script = str(LOOPS / "saves_from_step_zero.py")
+    subprocess.run([sys.executable, script, "setup"], cwd=tmp_path, check=True, timeout=120)
+    (tmp_path / "train.log").write_text("an earlier run\n")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert len(before) >= 5  # the log, the manager's index, two checkpoints' data and index
+    code, data, stderr = check("saves_from_step_zero.py", tmp_path)
+    assert code in (0, 1), stderr[-2000:]
+    for name in ("pipeline", "ceiling", "training"):
+        assert data["measurements"][f"{name}_samples_per_s"] > 0, name
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    notes = " ".join(data["notes"])
+    assert "checkpoint save" in notes and "files it held open (`train.log`)" in notes
+
+
 def test_a_loop_reading_batches_in_its_compiled_step_is_timed_by_its_calls(tmp_path: Path) -> None:
     # ``train_step(iterator)`` with ``next(iterator)`` inside, a new iterator every epoch and a
     # checkpoint after each: measured in full, and not one file written.

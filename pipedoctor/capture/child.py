@@ -299,7 +299,7 @@ class Capture:
         loop. Its data is the tf.data iterator that served the latest batch to Python."""
         import tensorflow as tf
 
-        from pipedoctor.capture import sites
+        from pipedoctor.capture import sites, writes
         from pipedoctor.capture.loop import last_served
 
         self.done = True
@@ -317,6 +317,20 @@ class Capture:
             tf.distribute.get_strategy(), dataset, None, "a custom loop's first optimizer step",
             lambda: dataset.repeat(), iterator=iterator, fixed=lambda: one_batch(dataset),
         )  # fmt: skip
+        # The loop has trained one step on the user's batch: from here on nothing it does may
+        # reach the user's files (a checkpoint at step 0 would rotate theirs away), though
+        # the timing starts only at its next batch. Under --run-after its training is theirs.
+        if not self.run_after:
+            writes.arm(self.wrote_before_timing)
+
+    def wrote_before_timing(self, what: str) -> None:
+        raise_error(
+            self.events,
+            f"the script's custom loop was about to {what} after its first optimizer step, "
+            "before its steps could be timed: the check stopped it there, and nothing was "
+            "written",
+        )
+        self.stop()
 
     def time_loop(
         self,
@@ -392,6 +406,12 @@ class Capture:
                 f"the script's loop {plan.ended_by} while its {plan.ended_in} was timed: the "
                 "figures are those of the steps it ran, and the script was stopped there; a "
                 "longer loop (more steps or epochs) measures it better"
+            )
+        if writes.GUARD.silenced:
+            held = ", ".join(f"`{os.path.basename(p)}`" for p in sorted(set(writes.GUARD.silenced)))
+            measured.notes.append(
+                f"while its loop was timed, what the script wrote to files it held open ({held}) "
+                "went nowhere: they hold only what it wrote before"
             )
         if writes.GUARD.skipped:
             counts = Counter(writes.GUARD.skipped)

@@ -15,7 +15,11 @@ So while a loop is timed, every way a training script writes is watched:
   result, the script's process ends there): Python's own file writes, renames and removals
   (through an audit hook) and TensorFlow's file system (``tf.io.gfile``);
 - **summaries are not recorded** (``tf.summary`` writes nothing), since a compiled step writes
-  them from inside its graph.
+  them from inside its graph;
+- **files already open for writing are pointed at the null device** when the guard is armed (a
+  log the script opened before its loop and writes every step): no audit event sees a write
+  through a handle, so the handle itself is made harmless. The script's process ends after the
+  loop is timed, so nothing needs them back.
 
 Writes under the system's temporary folder (TensorFlow's and Keras's own scratch files) and
 byte-code caches pass, unless the working directory itself lies there.
@@ -54,6 +58,8 @@ class WriteGuard:
         self._firing = False
         self.skipped: list[str] = []
         """The saves skipped while armed, in the words ``attempt`` uses."""
+        self.silenced: list[str] = []
+        """The files the script held open for writing, pointed at the null device when armed."""
 
     @property
     def armed(self) -> bool:
@@ -61,6 +67,31 @@ class WriteGuard:
 
     def arm(self, on_write: Callable[[str], None]) -> None:
         self.on_write, self._firing = on_write, False
+        self._silence_open_writers()
+
+    def _silence_open_writers(self) -> None:
+        """Point each file the process holds open for writing in the user's folders (not its
+        standard streams, which the check reads) at the null device, keeping its descriptor."""
+        try:
+            import psutil
+
+            held = psutil.Process().open_files()
+        except Exception:  # noqa: BLE001 - without psutil, or where it cannot list them
+            return
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            for opened in held:
+                if opened.fd <= 2 or getattr(opened, "mode", "w") == "r":
+                    continue
+                if self._exempt(opened.path):
+                    continue
+                try:
+                    os.dup2(null, opened.fd)
+                except OSError:
+                    continue
+                self.silenced.append(opened.path)
+        finally:
+            os.close(null)
 
     def disarm(self) -> None:
         self.on_write = None
