@@ -50,6 +50,47 @@ def test_a_tensorflow_file_system_write_is_stopped_too(guarded) -> None:
     assert not (folder / "runs").exists() and "create the folder" in attempts[0]
 
 
+def test_a_program_started_while_armed_is_stopped_before_it_runs(guarded) -> None:
+    import subprocess
+
+    folder, attempts = guarded
+    with pytest.raises(Stopped):
+        subprocess.run(["touch", "marker"], check=True)
+    assert attempts == ["start `touch`"] and not (folder / "marker").exists()
+
+
+def test_a_tensorflow_write_op_is_stopped_before_it_writes(guarded) -> None:
+    folder, attempts = guarded
+    with pytest.raises(Stopped):
+        tf.io.write_file("state.txt", "step 1")
+    assert attempts == ["write `state.txt`"] and not (folder / "state.txt").exists()
+
+
+def test_an_hdf5_file_opened_for_writing_is_stopped_before_it_is_touched(guarded) -> None:
+    h5py = pytest.importorskip("h5py")
+    folder, attempts = guarded
+    writes.install_h5py()
+    with pytest.raises(Stopped):
+        h5py.File("metrics.h5", "a")
+    assert attempts == ["write `metrics.h5`"] and not (folder / "metrics.h5").exists()
+
+
+def test_files_held_open_for_writing_keep_their_bytes(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    log = open("train.log", "a")  # noqa: SIM115 - opened before the loop, as trainers do
+    log.write("an earlier line\n")
+    log.flush()
+    writes.arm(lambda what: None)
+    try:
+        log.write("step 1\n")
+        log.flush()
+    finally:
+        writes.disarm()
+        log.close()
+    assert Path("train.log").read_text() == "an earlier line\n"
+    assert str(tmp_path / "train.log") in writes.GUARD.silenced
+
+
 def test_checkpoints_and_keras_saves_are_skipped_and_counted(guarded) -> None:
     folder, attempts = guarded
     model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])

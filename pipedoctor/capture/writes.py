@@ -13,7 +13,8 @@ So while a loop is timed, every way a training script writes is watched:
   return without writing, so a loop that checkpoints every epoch goes on being timed;
 - **any other write ends the check before it happens** (the loop's figures so far are the
   result, the script's process ends there): Python's own file writes, renames and removals
-  (through an audit hook) and TensorFlow's file system (``tf.io.gfile``);
+  (through an audit hook), programs started (the same hook), TensorFlow's file system
+  (``tf.io.gfile``, ``tf.io.write_file``) and HDF5 files opened for writing (h5py);
 - **summaries are not recorded** (``tf.summary`` writes nothing), since a compiled step writes
   them from inside its graph;
 - **files already open for writing are pointed at the null device** when the guard is armed (a
@@ -46,6 +47,9 @@ _WRITING_EVENTS = {
     "shutil.copyfile": "copy to",
     "shutil.move": "move",
 }
+_PROCESS_EVENTS = ("subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.spawn")
+"""A program started while the loop is timed may write anything, anywhere (``touch`` per
+step): it ends the check before it starts."""
 
 
 class WriteGuard:
@@ -143,6 +147,21 @@ class WriteGuard:
                 self.attempt("write", path)
         elif event in _WRITING_EVENTS:
             self.attempt(_WRITING_EVENTS[event], args[0] if args else None)
+        elif event in _PROCESS_EVENTS:
+            self.attempt(f"start `{_program(args)}`")
+
+
+def _program(args: tuple[Any, ...]) -> str:
+    """The program an audited process start runs, by its name (``subprocess.Popen`` names
+    either its executable or its argument list first)."""
+    for first in args:
+        if isinstance(first, (list, tuple)):
+            first = first[0] if first else None
+        if isinstance(first, (str, bytes, os.PathLike)):
+            words = os.path.basename(os.fsdecode(first)).split()
+            if words:
+                return words[0]
+    return "a program"
 
 
 def _within(path: str, folder: str) -> bool:
@@ -150,6 +169,13 @@ def _within(path: str, folder: str) -> bool:
 
 
 def _shown(path: Any) -> str:
+    """A path as the user wrote it; a tensor by its value, or as the step's own file in a
+    graph, where it has none yet."""
+    if hasattr(path, "numpy"):
+        try:
+            path = path.numpy()
+        except Exception:  # noqa: BLE001 - a symbolic tensor in a function being traced
+            return "a file its compiled step names"
     try:
         return f"`{os.fsdecode(path)}`"
     except TypeError:
@@ -180,6 +206,25 @@ def install() -> None:
         install_tensorflow()
     if "keras" in sys.modules:
         install_keras()
+    if "h5py" in sys.modules:
+        install_h5py()
+
+
+def install_h5py() -> None:
+    """Watch HDF5 files opened for writing: the HDF5 library opens them past Python's hook."""
+    if "h5py" in _INSTALLED:
+        return
+    _INSTALLED.add("h5py")
+    import h5py
+
+    original = h5py.File.__init__
+
+    def opened(self: Any, name: Any, mode: str = "r", *args: Any, **kw: Any) -> None:
+        if mode != "r":
+            GUARD.attempt("write", name)
+        original(self, name, mode, *args, **kw)
+
+    h5py.File.__init__ = opened
 
 
 def install_tensorflow() -> None:
@@ -208,6 +253,7 @@ def install_tensorflow() -> None:
             if method in vars(cls):
                 setattr(cls, method, _skipped(vars(cls)[method], "checkpoint"))
     tf.saved_model.save = _skipped(tf.saved_model.save, "SavedModel")
+    tf.io.write_file = _guarded(tf.io.write_file, "write")  # a C++ op: no audit event sees it
     original_write = summary_ops_v2.write
 
     def write(*args: Any, **kw: Any) -> Any:
