@@ -305,9 +305,7 @@ def incomplete(measurements: dict[str, Any], notes: Sequence[str]) -> str | None
         (
             n
             for n in notes
-            if n.startswith(
-                ("training could not be measured", "no compiled", "the script's loop ended")
-            )
+            if n.startswith(("training could not be measured", "no compiled", "the script's loop "))
         ),
         None,
     )

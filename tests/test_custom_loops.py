@@ -69,6 +69,17 @@ def test_a_loop_saving_from_step_zero_and_logging_to_an_open_file_leaves_every_f
     assert "checkpoint save" in notes and "files it held open (`train.log`)" in notes
 
 
+def test_a_loop_that_raises_while_timed_reports_what_was_timed(tmp_path: Path) -> None:
+    """Its figures so far are the report, and an incomplete one says the loop's error is why
+    (not the budget)."""
+    code, data, stderr = check("raises_mid_loop.py", tmp_path)
+    assert data["measurements"]["pipeline_samples_per_s"] > 0, stderr[-2000:]
+    said = "raised RuntimeError: the metrics server went away while its"
+    assert said in " ".join(data["notes"])
+    if code == 2:  # it raised before training was timed
+        assert said in stderr and "--timeout" not in stderr
+
+
 def test_a_loop_reading_batches_in_its_compiled_step_is_timed_by_its_calls(tmp_path: Path) -> None:
     # ``train_step(iterator)`` with ``next(iterator)`` inside, a new iterator every epoch and a
     # checkpoint after each: measured in full, and not one file written.

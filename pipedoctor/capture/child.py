@@ -665,8 +665,11 @@ def main(argv: list[str] | None = None) -> int:
         except KeyboardInterrupt:
             return 130
         except BaseException as exc:  # noqa: BLE001 - the user's own error, shown as theirs
+            summary = f"{type(exc).__name__}: {exc}"
+            if capture.timing is not None and not carried_on():  # what was timed is the result
+                capture.timing.finish_now(f"raised {summary}")
             events.send(
-                "user-error", traceback=user_traceback(exc), summary=f"{type(exc).__name__}: {exc}"
+                "user-error", traceback=user_traceback(exc), summary=summary, trained=capture.done
             )
             if carried_on():
                 sys.stderr.write(user_traceback(exc))

@@ -29,6 +29,12 @@ KILL_GRACE_S = 3.0
 LOG_TAIL_CHARS = 4000
 
 
+WHEN_RAISED = {
+    False: "before training",
+    True: "once training had started, before any step was timed",
+}
+
+
 @dataclass
 class CaptureResult:
     """What came back from the child. ``status``: ``ok``, ``timeout``, ``user-error``,
@@ -284,7 +290,8 @@ def _on_event(
     elif kind == "user-error":
         return CaptureResult(
             "user-error",
-            f"the script raised before training: {event.get('summary', '')}",
+            f"the script raised {WHEN_RAISED[bool(event.get('trained'))]}: "
+            f"{event.get('summary', '')}",
             traceback=event.get("traceback", ""),
         )
     elif kind == "child":
