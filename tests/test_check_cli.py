@@ -310,6 +310,11 @@ def test_ctrl_c_stops_the_check_and_its_children(tmp_path: Path) -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "pipedoctor", "check", "stuck.py", "--timeout", "120"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # As from a terminal: Ctrl-C at its default. A disposition a library in this test
+        # process may have set to "ignore" is inherited through exec, and Python then leaves
+        # it ignored. Where the check hangs anyway, SIGABRT makes it print its stack.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        env={**os.environ, "PYTHONFAULTHANDLER": "1"},
     )  # fmt: skip
     deadline = time.monotonic() + 60
     while not marker.exists() and time.monotonic() < deadline:
@@ -319,8 +324,12 @@ def test_ctrl_c_stops_the_check_and_its_children(tmp_path: Path) -> None:
     try:
         _, stderr = process.communicate(timeout=60)
     except subprocess.TimeoutExpired:
-        process.kill()  # never left running: later tests count the processes they leave
-        _, stderr = process.communicate()
+        process.send_signal(signal.SIGABRT)  # its stack, where it hangs, then its end
+        try:
+            _, stderr = process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()  # never left running: later tests count the processes they leave
+            _, stderr = process.communicate()
         with contextlib.suppress(ProcessLookupError):
             os.kill(int(marker.read_text()), signal.SIGKILL)
         pytest.fail(f"the check did not stop within 60 s of Ctrl-C; its stderr: {stderr[-3000:]}")

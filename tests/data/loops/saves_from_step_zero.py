@@ -1,8 +1,6 @@
 """A loop as resuming trainers write it: a `CheckpointManager` (two kept) restored before the
 loop and saved at step 0 and every 50 steps, and a log opened before the loop, written every
-step. `setup` as the first argument saves the two checkpoints a previous run would have left."""
-
-import sys
+step."""
 
 import numpy as np
 import tensorflow as tf
@@ -30,10 +28,6 @@ def train_step(xb, yb):
 checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer)
 manager = tf.train.CheckpointManager(checkpoint, "ckpts", max_to_keep=2)
 checkpoint.restore(manager.latest_checkpoint)
-if sys.argv[1:] == ["setup"]:
-    manager.save()
-    manager.save()
-    sys.exit()
 log = open("train.log", "a")  # noqa: SIM115 - held for the whole run, as trainers do
 for step, (xb, yb) in enumerate(ds):
     loss = train_step(xb, yb)
