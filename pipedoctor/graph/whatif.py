@@ -210,9 +210,8 @@ def _set_or_best_alone(
     base_ds, fixed = datasets
     alone = {id(c): p.gain for c, p in screened}
     best = max(chosen, key=lambda c: alone[id(c)])
-    if len(chosen) < 2 or alone[id(best)] < together * BELOW_ALONE:
-        return chosen, together
-    if left() < paired_cost(SCREEN_TURNS):
+    clearly_below = len(chosen) > 1 and alone[id(best)] >= together * BELOW_ALONE
+    if not clearly_below or left() < paired_cost(SCREEN_TURNS):
         return chosen, together
     deadline = time.perf_counter() + left()
     versus = _time(warm(rebuilt(gp, [best], base_ds.element_spec), deadline), fixed, batched)
