@@ -15,11 +15,13 @@ import threading
 import time
 from typing import TextIO
 
+GRAPH_PHASE = "reading the pipeline's graph"
+"""The last phase; its messages name each stage and what-if as it is timed."""
 PHASES = (
     "measuring the input pipeline alone",
     "measuring the compute ceiling",
     "measuring real training",
-    "reading the pipeline's graph",
+    GRAPH_PHASE,
 )
 """The check's four phases, as its progress messages begin."""
 

@@ -235,7 +235,15 @@ def test_a_python_stage_gets_a_measured_bound_never_a_rewrite() -> None:
     gp = read_dataset(ds)
     (bound,) = [c for c in candidates(gp) if c.rule == "PD108"]
     assert bound.bound and not bound.applicable
-    result = diagnose(ds, time.perf_counter() + 24)  # the bound is the second what-if
+    said: list[str] = []
+    result = diagnose(ds, time.perf_counter() + 24, progress=said.append)  # the bound: 2nd
+    # Each stage and what-if is named as its timing starts: the phase is never silent for long.
+    stages = [m for m in said if ": stage " in m]
+    assert [m.split(", ")[-1] for m in stages] == [s["op"] for s in result.measurements["stages"]]
+    assert stages[0].startswith("reading the pipeline's graph: stage 1 of ")
+    whatifs = [m for m in said if ": what-if " in m]
+    assert len(whatifs) == len(result.measurements["whatif"]) >= 2, said
+    assert any(m.endswith(bound.title) for m in whatifs), said
     (entry,) = [f for f in result.measurements["whatif"] if f["bound"]]
     assert entry["gain"] > 2, entry
     assert (

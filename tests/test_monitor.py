@@ -220,6 +220,48 @@ def test_a_full_disk_for_the_log_is_a_note_and_training_goes_on(full_disk: Path)
     assert "TensorBoard scalars stopped" in notes
 
 
+def test_epoch_ends_do_not_wait_for_the_disk_and_fit_returns_with_the_record_written(
+    tmp_path: Path,
+) -> None:
+    """A disk that blocks (here a FIFO where the first record's temporary file goes: opening
+    it for writing waits for a reader) holds up the monitor's writes thread, not training:
+    every epoch ends while the first write still waits, and ``fit`` returns with the finished
+    record on disk once the disk lets go."""
+    import os
+    import threading
+
+    from pipedoctor.monitor.records import FINISHED, read_record, record_path
+
+    path = record_path(tmp_path, "worker-0")
+    path.parent.mkdir(parents=True)
+    blocked = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    os.mkfifo(blocked)
+    epochs_ended: list[float] = []
+    released: list[float] = []
+
+    class Ends(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None) -> None:
+            epochs_ended.append(time.monotonic())
+
+    def release() -> None:  # the disk lets go once training has ended, or after 30 s
+        deadline = time.monotonic() + 30
+        while len(epochs_ended) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        released.append(time.monotonic())
+        with open(blocked, encoding="utf-8") as fifo:
+            fifo.read()
+
+    reader = threading.Thread(target=release, daemon=True)
+    reader.start()
+    monitor = Monitor(tmp_path, verbose=0)
+    model = make_model(width=16)
+    model.fit(make_dataset(0, 6), epochs=3, verbose=0, callbacks=[monitor, Ends()])
+    reader.join(5)
+    assert len(epochs_ended) == 3 and released and epochs_ended[-1] <= released[0]
+    record = read_record(path)
+    assert record["state"] == FINISHED and len(record["measurements"]["epochs"]) == 3
+
+
 def test_record_write_failure_from_a_real_enospc(tmp_path: Path) -> None:
     from pipedoctor.monitor.records import record_path, write_record
 

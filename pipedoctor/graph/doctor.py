@@ -4,6 +4,7 @@ each candidate fix, and attach the measured gains to the findings they answer.""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -106,6 +107,7 @@ def diagnose(
     pipeline_rate: float | None = None,
     sink: str = "fit",
     keep_files: bool = False,
+    progress: Callable[[str], None] = lambda _: None,
 ) -> GraphDiagnosis:
     """Everything the graph can tell within ``deadline`` (``time.perf_counter()`` based).
 
@@ -145,7 +147,9 @@ def diagnose(
         return result
     try:
         limits = cache_limits(selection, free_ram_bytes)
-        outcome = evaluate(gp, dataset.element_spec, deadline, limits, ceiling, pipeline_rate)
+        outcome = evaluate(
+            gp, dataset.element_spec, deadline, limits, ceiling, pipeline_rate, progress
+        )
     except (tf.errors.OpError, ValueError, TypeError) as exc:
         result.notes.append(
             f"the pipeline could not be rebuilt from its graph to time stages and "

@@ -35,6 +35,7 @@ from pipedoctor.graph.timing import (
     paired_gain,
     time_dataset,
 )
+from pipedoctor.progress import GRAPH_PHASE
 
 FILL_SHARE = 0.5
 """Share of the budget left, beyond the reserve, that filling a cache may take."""
@@ -60,12 +61,14 @@ def evaluate(
     limits: Limits | None = None,
     ceiling: float | None = None,
     reference: float | None = None,
+    progress: Callable[[str], None] = lambda _: None,
 ) -> WhatIfResult:
     """Per-stage rates and every candidate fix, timed against the unmodified pipeline.
 
     Each fix's rate and end-to-end gain are on the scale of ``reference``, the pipeline alone as
     the check measured it (the graph's own baseline without it), so that they compare with the
-    compute ``ceiling`` as the projection does."""
+    compute ``ceiling`` as the projection does. ``progress`` hears of each stage and fix as its
+    timing starts: this phase can take half a check's budget."""
     result = WhatIfResult()
     batched = gp.stages[-1].batched
 
@@ -79,7 +82,7 @@ def evaluate(
         result.notes.append("the pipeline could not be timed from its graph")
         return result
     result.baseline = base.samples_per_s
-    result.stages = stage_rates(gp, left, result.notes)
+    result.stages = stage_rates(gp, left, result.notes, progress)
     rates = {s["index"]: s["samples_per_s"] for s in result.stages if s["samples_per_s"]}
     found = candidates(gp, limits, rates, base.samples_per_s)
     limiting = next((s["index"] for s in result.stages if s["limiting"]), None)
@@ -87,7 +90,9 @@ def evaluate(
     baselines = [base.samples_per_s]
     reserve = paired_cost(SCREEN_TURNS)  # the fixes together are timed last, always
     try:
-        for candidate in by_promise(found, limiting):
+        ordered = by_promise(found, limiting)
+        for number, candidate in enumerate(ordered, 1):
+            progress(f"{GRAPH_PHASE}: what-if {number} of {len(ordered)}, {candidate.title}")
             why = _prepare(gp, candidate, element_spec, left, reserve)
             if not why and left() < paired_cost(SCREEN_TURNS) + reserve:
                 why = BUDGET_RAN_OUT
@@ -104,7 +109,9 @@ def evaluate(
             screened.append((candidate, paired))
             baselines += paired.base_rates
         result.baseline = statistics.median(baselines)
-        _together(gp, base_ds, screened, result, (ceiling, reference), batched, left, warm)
+        _together(
+            gp, base_ds, screened, result, (ceiling, reference), batched, left, warm, progress
+        )
     finally:
         for candidate in found:
             if candidate not in result.chosen:
@@ -149,6 +156,7 @@ def _together(
     batched: bool,
     left: Callable[[], float],
     warm: OwnCache,
+    progress: Callable[[str], None],
 ) -> None:
     """Each fix's entry, then the fixes that may be applied and pay off, timed together."""
     ceiling, reference = scale
@@ -166,6 +174,11 @@ def _together(
     if turns < SCREEN_TURNS:
         result.notes.append("all fixes together: not timed, the check's budget ran out")
         return
+    progress(
+        f"{GRAPH_PHASE}: the {len(chosen)} paying fixes together"
+        if len(chosen) > 1
+        else f"{GRAPH_PHASE}: the paying fix, confirmed"
+    )
     deadline = time.perf_counter() + left()
     fixed = warm(rebuilt(gp, chosen, base_ds.element_spec), deadline)
     together = _time(base_ds, fixed, batched, turns)
@@ -293,14 +306,19 @@ def by_promise(found: list[Candidate], limiting: int | None) -> list[Candidate]:
 
 
 def stage_rates(
-    gp: GraphPipeline, left: Callable[[], float], notes: list[str]
+    gp: GraphPipeline,
+    left: Callable[[], float],
+    notes: list[str],
+    progress: Callable[[str], None] = lambda _: None,
 ) -> list[dict[str, Any]]:
     """Each stage's rate (the pipeline cut after it, rebuilt and timed), the limiting one marked."""
     stages: list[dict[str, Any]] = []
     untimed: list[str] = []
+    shown = [gs for gs in gp.stages if not gs.internal]
     for i, gs in enumerate(gp.stages):
         if gs.internal:
             continue
+        progress(f"{GRAPH_PHASE}: stage {shown.index(gs) + 1} of {len(shown)}, {gs.stage.op}")
         if left() < 1.0:
             notes.append("per-stage rates: the budget ran out before every stage was timed")
             break

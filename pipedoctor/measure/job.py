@@ -15,6 +15,7 @@ from pipedoctor.measure.protocol import Budget, Measured, run_protocol
 from pipedoctor.measure.sampling import Sampling
 from pipedoctor.measure.timeline import phases_from_rates
 from pipedoctor.pipeline import Analysis, Location
+from pipedoctor.progress import GRAPH_PHASE
 from pipedoctor.report import Finding
 from pipedoctor.rules import ALL_RULES, Selection, only, run_rules
 
@@ -141,7 +142,7 @@ def finish_job(
                 started, where,
             )
         )  # fmt: skip
-    progress("reading the pipeline's graph: per-stage rates and what-if fixes")
+    progress(f"{GRAPH_PHASE}: per-stage rates and what-if fixes")
     free_mib = (measurements.get("host") or {}).get("available_ram_mb_min")  # MiB, from psutil
     shared = model is not None and shared_host(measurements) is not None
     graph = diagnose(  # last: it takes what is left of the budget
@@ -151,6 +152,7 @@ def finish_job(
         free_ram_bytes=int(free_mib * 2**20) if free_mib else free_ram(),
         ceiling=measurements.get("ceiling_samples_per_s"),
         pipeline_rate=measurements.get("pipeline_samples_per_s"),
+        progress=progress,
     )
     if shared and best_fix(graph) is not None:
         progress("the host is shared: timing training on the pipeline with its best fix")

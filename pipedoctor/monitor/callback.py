@@ -13,11 +13,13 @@ it does raises into ``fit``: every failure of its own becomes a note in the repo
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,7 @@ from pipedoctor.measure.samplers import (
 )
 from pipedoctor.measure.timeline import PhaseTimeline, gpu_series, host_series
 from pipedoctor.monitor import lines
+from pipedoctor.monitor.background import BackgroundWrites
 from pipedoctor.monitor.probe import local_dataset, probe
 from pipedoctor.monitor.records import (
     FINISHED,
@@ -43,15 +46,17 @@ from pipedoctor.monitor.records import (
     read_record,
     record_path,
     worker_summary,
-    write_record,
+    write_text,
 )
-from pipedoctor.monitor.scalars import ScalarWriter
+from pipedoctor.monitor.scalars import ScalarWriter, epoch_scalars
 from pipedoctor.monitor.steps import Call, Sampler, StepClock
 from pipedoctor.monitor.tally import RunTally, decisive
 from pipedoctor.monitor.worker import Worker, identify
 from pipedoctor.report import Finding, Report
 
 MULTI_WORKER_FRACTION = 0.25
+DRAIN_S = 60.0
+"""How long the end of ``fit`` waits for the record and scalars still being written."""
 """The share of calls split in a multi-worker job, where the share cannot adapt per worker."""
 MIN_INTERVAL_S = 1.0
 """NVML and host sampling at most once a second: enough for minutes-long epochs, and cheap."""
@@ -179,7 +184,8 @@ class Monitor(keras.callbacks.Callback):
         self._setup: dict[str, Any] = {}
         self._config: Any = None
         self._wait_limit = 0.2
-        self._record_note_done = False
+        self._record_failure: str | None = None
+        self._writes = BackgroundWrites()
         self.notes = []
 
     def _now(self) -> float:
@@ -293,7 +299,9 @@ class Monitor(keras.callbacks.Callback):
         measurements = self._measurements(now, final=False)
         self._write(RUNNING, measurements)
         if self._scalars is not None:
-            self._scalars.write(record)
+            self._writes.submit(
+                partial(self._scalars.write, epoch_scalars(record), int(record["epoch"]))
+            )
         if self._worker.is_chief and self._worker.multi:
             self._compare_workers(measurements, wait_s=0.0)
         self._say(lines.epoch_line(record, self.params.get("epochs"), self._label()))
@@ -323,7 +331,13 @@ class Monitor(keras.callbacks.Callback):
         self.report = self._build(measurements)
         self._write(FINISHED, measurements)
         if self._scalars is not None:
-            self._scalars.close()
+            self._writes.submit(self._scalars.close)
+        if self.log_dir is not None:  # the finished record is on disk when fit returns
+            if not self._writes.drain(DRAIN_S):
+                self.notes.append(
+                    f"the record and scalars were still being written {DRAIN_S:.0f} s after "
+                    "training ended: the disk under log_dir is slow or hangs"
+                )
             self._notes_from_parts()
             self.report.notes = list(dict.fromkeys([*self.report.notes, *self.notes]))
         self._live_findings(measurements, None, None)
@@ -469,6 +483,8 @@ class Monitor(keras.callbacks.Callback):
                 )
         if self._scalars is not None and self._scalars.note:
             parts.append(self._scalars.note)
+        if self._record_failure is not None:
+            parts.append(self._record_failure)
         if self._clock is not None and self._clock.errors:
             parts.append(f"{self._clock.errors} timed calls could not be counted")
         if self._clock is not None and self._clock.note:
@@ -483,14 +499,16 @@ class Monitor(keras.callbacks.Callback):
             return
         path = record_path(self.log_dir, self._worker.name)
         record = make_record(self._worker.name, self._worker.peers, state, measurements, self.notes)
+        # Serialised here, as the record is now; written on the writes thread.
+        self._writes.submit(partial(self._write_text, path, json.dumps(record)))
+
+    def _write_text(self, path: Path, text: str) -> None:
+        """On the writes thread: the first failure becomes a note (``_notes_from_parts``)."""
         try:
-            write_record(path, record)
+            write_text(path, text)
         except OSError as exc:
-            if not self._record_note_done:
-                self._record_note_done = True
-                note = f"the record {path} could not be written: {_brief(exc)}"
-                self.notes.append(note)
-                self._say(lines.note_line(note, self._label()))
+            if self._record_failure is None:
+                self._record_failure = f"the record {path} could not be written: {_brief(exc)}"
 
     # --- small helpers ------------------------------------------------------------------------
 

@@ -48,11 +48,17 @@ def make_record(
 def write_record(path: Path, record: dict[str, Any]) -> None:
     """Write atomically (a temporary file renamed over the old one). Raises ``OSError`` (a full
     disk, a missing permission) for the caller to note."""
+    write_text(path, json.dumps(record))
+
+
+def write_text(path: Path, text: str) -> None:
+    """``write_record`` for a record already serialised (the monitor serialises on its own
+    thread and writes on another)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump(record, handle)
+            handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)

@@ -42,7 +42,8 @@ class ScalarWriter:
         self._writer: Any = None
         self._off = False
 
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, scalars: dict[str, float], step: int) -> None:
+        """One epoch's ``epoch_scalars`` at ``step`` (the epoch)."""
         if self._off:
             return
         try:
@@ -50,8 +51,8 @@ class ScalarWriter:
             import tensorflow as tf
 
             with writer.as_default():
-                for tag, value in epoch_scalars(record).items():
-                    tf.summary.scalar(tag, value, step=int(record["epoch"]))
+                for tag, value in scalars.items():
+                    tf.summary.scalar(tag, value, step=step)
             writer.flush()
         except Exception as exc:  # noqa: BLE001 - a full disk or a missing TF: note it, go on
             self._off = True
