@@ -91,6 +91,27 @@ def test_a_loop_that_raises_while_timed_reports_what_was_timed(tmp_path: Path) -
         assert said in stderr and "--timeout" not in stderr
 
 
+def test_a_database_the_loop_writes_stays_as_it_was_and_the_error_says_why(
+    tmp_path: Path,
+) -> None:
+    """SQLite reads back through the handle the guard points at nothing, and fails there: the
+    one line names the file and why, and the database keeps every byte."""
+    import sqlite3
+
+    con = sqlite3.connect(tmp_path / "metrics.db")
+    con.execute("CREATE TABLE metrics(step INTEGER, loss REAL)")
+    con.execute("INSERT INTO metrics VALUES (0, 2.3)")
+    con.commit()
+    con.close()
+    before = {p: p.read_bytes() for p in tmp_path.iterdir()}
+    code, _, stderr = check("sqlite_metrics.py", tmp_path, timeout="14")
+    assert code == 2 and "Traceback" not in stderr.split("pipedoctor: error:")[-1]
+    line = stderr.strip().splitlines()[-1]
+    assert line.startswith("pipedoctor: error: the script raised once training had started")
+    assert "OperationalError" in line and "`metrics.db`" in line and "as a database does" in line
+    assert {p: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
 def test_a_loop_reading_batches_in_its_compiled_step_is_timed_by_its_calls(tmp_path: Path) -> None:
     # ``train_step(iterator)`` with ``next(iterator)`` inside, a new iterator every epoch and a
     # checkpoint after each: measured in full, and not one file written.

@@ -50,6 +50,9 @@ def test_pd301_and_the_scaling_sentence_from_the_wait_share_alone() -> None:
     assert "84% of its step time" in finding.message
     assert finding.headroom == 6.25 and finding.gain is None
     assert "waits for input 84%" in report.measurements["scaling"]
+    sure = build_report({"input_wait_fraction": 0.84, "input_wait_ci": 0.03}, [], ALL_RULES)
+    (finding,) = [f for f in sure.findings if f.rule == "PD301"]
+    assert "waits for input 84% ±3% of its step time over the steps measured" in finding.message
     quiet = build_report({"input_wait_fraction": 0.03}, [], ALL_RULES)
     assert quiet.verdict == diagnosis.COMPUTE_BOUND
     assert not [f for f in quiet.findings if f.rule == "PD301"]

@@ -407,8 +407,7 @@ class Capture:
                 "figures are those of the steps it ran, and the script was stopped there; a "
                 "longer loop (more steps or epochs) measures it better"
             )
-        if writes.GUARD.silenced:
-            held = ", ".join(f"`{os.path.basename(p)}`" for p in sorted(set(writes.GUARD.silenced)))
+        if held := silenced_files():
             measured.notes.append(
                 f"while its loop was timed, what the script wrote to files it held open ({held}) "
                 "went nowhere: they hold only what it wrote before"
@@ -666,6 +665,12 @@ def main(argv: list[str] | None = None) -> int:
             return 130
         except BaseException as exc:  # noqa: BLE001 - the user's own error, shown as theirs
             summary = f"{type(exc).__name__}: {exc}"
+            if held := silenced_files():  # a database read back through a silenced handle
+                summary += (
+                    " (as its loop was about to be timed, the files it held open for writing, "
+                    f"{held}, were pointed at nothing so that they stay as they were: a script "
+                    "that reads them back, as a database does, fails there)"
+                )
             if capture.timing is not None and not carried_on():  # what was timed is the result
                 capture.timing.finish_now(f"raised {summary}")
             events.send(
@@ -677,6 +682,13 @@ def main(argv: list[str] | None = None) -> int:
             return 3
         events.send("exited", code=0, trained=capture.done)
         return 0
+
+
+def silenced_files() -> str:
+    """The files the write guard pointed at the null device, by name (empty when none)."""
+    from pipedoctor.capture import writes
+
+    return ", ".join(f"`{os.path.basename(p)}`" for p in sorted(set(writes.GUARD.silenced)))
 
 
 if __name__ == "__main__":

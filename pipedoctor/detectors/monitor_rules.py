@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipedoctor import diagnosis
+from pipedoctor.measure.rates import share_text
 from pipedoctor.rules import Context, Hit, detector
 
 
@@ -115,9 +116,10 @@ def slow_evaluation(context: Context) -> Iterator[Hit]:
     eval_rate = statistics.median(rates) if rates else None
     training = _number(m.get("training_samples_per_s"))
     wait = _number(m.get("eval_input_wait_fraction"))
+    spread = _number(m.get("eval_input_wait_ci")) or 0.0
     reasons = []
-    if wait is not None and wait >= context.param("eval_wait"):
-        reasons.append(f"waits for input {wait:.0%} of its step time")
+    if wait is not None and wait - spread >= context.param("eval_wait"):  # beyond its noise
+        reasons.append(f"waits for input {share_text(wait, spread)} of its step time")
     if eval_rate is not None and training and eval_rate < training:
         reasons.append(
             f"runs at {eval_rate:,.0f} samples/s against {training:,.0f} for training, although "
@@ -170,25 +172,23 @@ def _bounds(epoch: dict[str, Any]) -> tuple[float, float] | None:
 def turned_input_bound(context: Context) -> Iterator[Hit]:
     limit = diagnosis.wait_limit(diagnosis.thresholds())
     calm_limit = min(limit, context.param("calm_below"))
-    calm: list[dict[str, Any]] = []
+    calm: list[tuple[int, float]] = []
+    """(epoch, the top of its interval) of each calm epoch so far."""
     for epoch in _epochs(context):
         bounds = _bounds(epoch)
         if bounds is None:
             continue
         low, high = bounds
         if high < calm_limit:
-            calm.append(epoch)
+            calm.append((epoch["epoch"], high))
         elif calm and low >= limit:
-            shares = sorted(e["input_wait_fraction"] for e in calm)
-            earlier = f"{shares[0]:.0%}" if shares[0] == shares[-1] else (
-                f"{shares[0]:.0%}-{shares[-1]:.0%}"
-            )  # fmt: skip
+            now = share_text(epoch["input_wait_fraction"], _number(epoch.get("input_wait_ci")))
             yield Hit(
                 None,
-                f"Epoch {epoch['epoch']} waited for input {epoch['input_wait_fraction']:.0%} of "
-                f"its step time (input-bound from {limit:.0%}), after "
-                f"{_span([e['epoch'] for e in calm])} waited {earlier}: the run turned "
-                "input-bound.",
+                f"Epoch {epoch['epoch']} waited for input {now} of its step time (95% "
+                f"interval; input-bound from {limit:.0%}), after {_span([n for n, _ in calm])} "
+                f"waited at most {max(h for _, h in calm):.0%} (the top of their intervals): "
+                "the run turned input-bound.",
             )
             return
 

@@ -7,6 +7,7 @@ import statistics
 from collections.abc import Iterator
 
 from pipedoctor import diagnosis
+from pipedoctor.measure.rates import share_text
 from pipedoctor.rules import Context, Hit, detector
 
 
@@ -24,8 +25,9 @@ def input_bound(context: Context) -> Iterator[Hit]:
         limit = diagnosis.wait_limit(diagnosis.thresholds(context.params))
         yield Hit(
             None,
-            f"Training waits for input {wait:.0%} of its step time (input-bound from "
-            f"{limit:.0%}): adding devices will not help until the pipeline is faster.",
+            f"Training waits for input {share_text(wait, m.get('input_wait_ci'))} of its step "
+            f"time over the steps measured (95% interval; input-bound from {limit:.0%}): adding "
+            "devices will not help until the pipeline is faster.",
             headroom=round(1 / (1 - wait), 2) if wait < 0.99 else None,
         )
         return

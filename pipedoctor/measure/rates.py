@@ -37,6 +37,17 @@ def mean_ci(values: Sequence[float]) -> float | None:
     return t95(k - 1) * math.sqrt(var / k) / mean
 
 
+def share_text(share: float, ci: float | None) -> str:
+    """A share with its 95% interval in share points: ``64% ±4%``; one whose interval reaches
+    past 0% or 100% as the range it can be in (``0%-44%``), never ``0% ±44%``."""
+    if ci is None or ci < 0.005:
+        return f"{share:.0%}"
+    low, high = max(0.0, share - ci), min(1.0, share + ci)
+    if low == 0.0 or high == 1.0:
+        return f"{low:.0%}-{high:.0%}"
+    return f"{share:.0%} ±{ci:.0%}"
+
+
 @dataclass(frozen=True)
 class Rate:
     """A measured throughput: ``samples_per_s`` ± ``ci`` (relative half-width, 95%)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipedoctor.measure.rates import share_text
 from pipedoctor.render.text import gpu_facts, host_cpu, samples
 from pipedoctor.report import Finding
 
@@ -17,16 +18,8 @@ def prefix(worker: str | None) -> str:
 
 
 def wait_text(fraction: float | None, ci: float | None) -> str | None:
-    """``input wait 64% ±4%`` of the step time; a share whose interval reaches past 0% or
-    100% as the range it can be in (``input wait 0%-44%``), never ``0% ±44%``."""
-    if fraction is None:
-        return None
-    if ci is None or ci < 0.005:
-        return f"input wait {fraction:.0%}"
-    low, high = max(0.0, fraction - ci), min(1.0, fraction + ci)
-    if low == 0.0 or high == 1.0:
-        return f"input wait {low:.0%}-{high:.0%}"
-    return f"input wait {fraction:.0%} ±{ci:.0%}"
+    """``input wait 64% ±4%`` of the step time (``share_text``)."""
+    return None if fraction is None else f"input wait {share_text(fraction, ci)}"
 
 
 def epoch_line(record: dict[str, Any], epochs: int | None, worker: str | None) -> str:

@@ -416,6 +416,7 @@ class RunTally:
             data["step_ms"] = {"training": round(step_ms, 2)}
         if self.eval_wait.fraction is not None:
             data["eval_input_wait_fraction"] = _round(self.eval_wait.fraction, 3)
+            data["eval_input_wait_ci"] = _round(self.eval_wait.ci, 3)
         return data
 
 
