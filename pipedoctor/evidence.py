@@ -50,6 +50,7 @@ class Evidence:
 FACTS = {
     "trains": "the dataset reaches training",
     "work": "the stage does real work",
+    "overlap": "the pipeline does work a prefetch can overlap with the step",
     "files": "several files are read",
     "data": "the data is more than a toy",
     "epochs": "the data is read for more than one epoch",

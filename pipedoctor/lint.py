@@ -356,8 +356,9 @@ def lint_notebook(text: str, path: str, selection: Selection) -> FileResult:
     for place, message, column in notebook.broken:
         broken = syntax_finding(path, message, place.line, column)
         if place.cell in notebook.exercises:  # a blank left for a student: not meant to run
+            # ``low``: reviewers judged every such finding wrong (62 of 62 over the first looks)
             blank = (assumed("runs", "it holds an exercise blank"),)
-            broken = replace(broken, confidence=confidence(blank), evidence=blank)
+            broken = replace(broken, confidence=confidence(blank, cap="low"), evidence=blank)
         findings.append(replace(broken, cell=place.cell))
     return FileResult(_select(findings, selection), result.note)
 

@@ -131,17 +131,42 @@ def test_a_broken_cell_is_reported_and_the_rest_still_linted(tmp_path: Path) -> 
             "tf.keras.Sequential().fit(ds.batch(4).prefetch(tf.data.AUTOTUNE))\n",
         )
     )
-    report = lint(path, confidence="medium")
+    report = lint(path, confidence="low")
     by_rule = {f.rule: f for f in report.findings}
     assert by_rule["PD000"].cell == 2 and by_rule["PD000"].line == 1
     assert "SyntaxError" in by_rule["PD000"].message
-    # a blank left for a student is not meant to run as written: medium, not the gate's default
-    assert by_rule["PD000"].confidence == "medium"
+    # a blank left for a student is not meant to run as written: low, counted, never silent
+    assert by_rule["PD000"].confidence == "low"
     assert [e.fact for e in by_rule["PD000"].assumed] == ["runs"]
     assert by_rule["PD102"].cell == 3
     default = lint(path)
     assert {f.rule for f in default.findings} == {"PD102"}
-    assert default.below_confidence == {"medium": 1}
+    assert default.below_confidence == {"low": 1}
+    assert "PD000" not in {f.rule for f in lint(path, confidence="medium").findings}
+
+
+def test_ipython_cells_of_other_languages_and_help_are_no_broken_python(tmp_path: Path) -> None:
+    """Hosted kernels open a shell or query cell with one ``%`` (``%bq query``, ``%bash``);
+    ``?? Dense`` asks for help; a ``%%writefile`` of a trainer with a student's blank is an
+    exercise. None of them is a broken cell at the gate's tiers."""
+    path = tmp_path / "lab.ipynb"
+    path.write_text(
+        notebook(
+            "import tensorflow as tf\n",
+            "%bq query -n trips\nSELECT day, COUNT(1) AS n FROM trips\nGROUP BY day\n",
+            "%bash\nOUTDIR=trained\nrm -rf $OUTDIR\npython -m trainer.task --out=$OUTDIR\n",
+            "%writefile hyper.yaml\ntrainingInput:\n  scaleTier: BASIC\n",
+            "?? tf.data.Dataset\n",
+            "%%writefile trainer/model.py\nimport tensorflow as tf\nCOLUMNS = # TODO: your code\n",
+            "%bash\nx = 1\n",  # one `%` before Python: a shell cell all the same
+            "%matplotlib inline\nx = (\n",  # a line magic, then broken Python: reported
+        )
+    )
+    found = lint(path, confidence="medium").findings
+    assert [(f.rule, f.cell) for f in found] == [("PD000", 8)], found
+    assert [(f.rule, f.cell, f.confidence) for f in lint(path, confidence="low").findings] == [
+        ("PD000", 6, "low"), ("PD000", 8, "high"),
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -284,8 +284,15 @@ def created_outside_scope(context: Context) -> Iterator[Hit]:
             yield Hit(
                 fact.location,
                 f"{label} is created outside `strategy.scope()` of {strategy}{unentered}: "
-                "its variables are not mirrored across replicas.",
+                f"{_unplaced(strategy)}.",
             )
+
+
+def _unplaced(strategy: object) -> str:
+    """What goes wrong with variables made outside the scope, as the strategy places them."""
+    if isinstance(strategy, str) and "ParameterServer" in strategy:
+        return "its variables are not placed on the parameter servers"
+    return "its variables are not mirrored across replicas"
 
 
 @detector("PD206")

@@ -250,6 +250,7 @@ def missing_prefetch(context: Context) -> Iterator[Hit]:
             facts.trains(pipeline),
             facts.real_data(pipeline),
             facts.library_leaves_it(pipeline),
+            facts.overlap(pipeline),
         )
         if found is None:
             continue

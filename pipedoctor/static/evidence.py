@@ -114,6 +114,37 @@ def work(stage: Stage, pipeline: Pipeline | None = None) -> Evidence | None:
     return assumed("work", f"calls {unseen}, whose cost the analysis cannot see")
 
 
+def overlap(pipeline: Pipeline) -> Evidence:
+    """The pipeline prepares its batches with work a ``prefetch`` can overlap with the step: it
+    reads files, runs a generator or a mapped function that does real work (shown); it only
+    slices arrays already in memory, shuffles and batches them, or the cost of what it runs is
+    not seen (assumed: gathering a batch of slices takes little next to a training step, and
+    reviewers judged such findings debatable at best). Worked out once per pipeline."""
+    return pipeline.memo("overlap", lambda: _overlap(pipeline))
+
+
+def _overlap(pipeline: Pipeline) -> Evidence:
+    unseen = ""
+    for stage in pipeline.walk():
+        if stage.op in FILE_SOURCES or stage.op == "tfds.load":
+            return shown("overlap", f"it reads files (`{stage.op}`)")
+        if stage.op == "from_generator":
+            return shown("overlap", "a Python generator makes its elements")
+        if stage.op == "external":
+            unseen = unseen or "the dataset is made outside this file"
+        if stage.fn is None or stage.is_source:
+            continue
+        found = work(stage)  # after `batch` too: whatever the step waits for is overlapped
+        if found is not None and found.shown:
+            return shown("overlap", f"`{stage.op}` {found.detail}")
+        if found is not None:
+            unseen = unseen or f"`{stage.op}`: {found.detail}"
+    return assumed(
+        "overlap",
+        unseen or "it only slices arrays in memory, shuffles and batches them: little to overlap",
+    )
+
+
 BATCH_OR_UNBATCH = frozenset({"batch", "padded_batch", "ragged_batch", "map_and_batch", "unbatch"})
 
 

@@ -68,7 +68,8 @@ class FunctionInspector:
         for stmt in body:
             for sub in ast.walk(stmt):
                 if isinstance(sub, ast.While) or (
-                    isinstance(sub, (ast.For, ast.comprehension)) and not self.unrolled(sub.iter)
+                    isinstance(sub, (ast.For, ast.comprehension))
+                    and not self.unrolled(sub.iter, frame)
                 ):
                     work["loops over its input"] = None
                 if not isinstance(sub, ast.Call):
@@ -161,12 +162,14 @@ class FunctionInspector:
             return []
         return [(False, f"`{name}`" if name else "a call it cannot follow")]
 
-    @staticmethod
-    def unrolled(iterated: ast.expr) -> bool:
-        """``for level in range(3)``, ``for key in features.keys()`` or over a literal list in
-        a mapped function unrolls when it is traced: the loop is over Python structure."""
+    def unrolled(self, iterated: ast.expr, frame: Frame) -> bool:
+        """``for level in range(3)``, ``for key in features.keys()``, over a literal list or a
+        name bound to one (``for col in UNWANTED_COLS``) in a mapped function unrolls when it
+        is traced: the loop is over Python structure."""
         if isinstance(iterated, (ast.Tuple, ast.List)):
             return True
+        if isinstance(iterated, ast.Name):
+            return isinstance(self.interpreter.eval(iterated, frame), Seq)
         if not isinstance(iterated, ast.Call):
             return False
         func = iterated.func
@@ -174,7 +177,7 @@ class FunctionInspector:
             if func.id == "range":
                 return True
             wraps = func.id in ("list", "sorted", "enumerate", "tuple") and iterated.args
-            return bool(wraps) and FunctionInspector.unrolled(iterated.args[0])
+            return bool(wraps) and self.unrolled(iterated.args[0], frame)
         return isinstance(func, ast.Attribute) and func.attr in ("keys", "items", "values")
 
     def constant_seed(self, call: ast.Call) -> bool:

@@ -34,6 +34,16 @@ PYTHON_CELL_MAGICS = frozenset(
     }
 )
 """Cell magics whose body is Python run in the kernel: the magic line goes, the body stays."""
+OTHER_LANGUAGE_MAGICS = frozenset(
+    {
+        "bash", "sh", "script", "system", "writefile", "file", "bq", "bigquery", "sql",
+        "html", "javascript", "js", "latex", "markdown", "svg", "perl", "ruby", "cmd",
+        "powershell",
+    }
+)  # fmt: skip
+"""Cell magics whose body is another language. Notebooks of some hosted kernels (Datalab's
+``%bq query``, ``%bash``) open such a cell with one ``%``: a cell whose first line is one of
+these, and that is no Python past it, holds that language."""
 _ASSIGNED_SHELL = re.compile(r"^(\s*[\w.\[\], ]+=\s*)[!%]")
 NEWLINE = re.compile(r"\r\n|\r|\n")
 """Line breaks as the Python tokenizer counts them (``str.splitlines`` counts more)."""
@@ -61,7 +71,7 @@ EXERCISE = re.compile(
 """What a lesson's exercise blank says (``x = # YOUR CODE HERE``, ``None  # TODO``,
 ``Dense(128, activation=??)``): a cell left for the student to complete is not meant to run as
 written."""
-_HELP = re.compile(r"^\s*\?\??[\w.]+\s*$|^\s*[\w.()\[\]]+\?\??\s*$")
+_HELP = re.compile(r"^\s*\?\??\s*[\w.]+\s*$|^\s*[\w.()\[\]]+\?\??\s*$")
 
 
 class NotebookError(ValueError):
@@ -146,6 +156,8 @@ def read_notebook(text: str) -> NotebookSource | None:
                 modules.append(written)
             else:
                 broken.append(written)
+                if EXERCISE.search(source):
+                    exercises.add(number)
             continue
         code, indents, error = python_of_cell(source)
         if error is not None:
@@ -172,7 +184,7 @@ def written_python(
     magic's line left blank), or the reason it does not parse; ``None`` for any other cell."""
     lines = NEWLINE.split(source)
     index = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if index is None or not lines[index].strip().startswith("%%writefile"):
+    if index is None or not lines[index].strip().startswith(("%%writefile", "%writefile")):
         return None
     target = lines[index].split()[-1] if len(lines[index].split()) > 1 else ""
     if not target.endswith(".py"):
@@ -274,8 +286,18 @@ def python_of_cell(source: str) -> tuple[str, list[int], tuple[str, int, int | N
     try:
         ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        if _magic_name(first) in OTHER_LANGUAGE_MAGICS:  # ``%bash`` opening a shell cell
+            return "", [], None
         return "", indents, parse_error(exc, indents)
     return _compiled(code, indents)
+
+
+def _magic_name(line: str) -> str:
+    """``bq`` for ``%bq query -n name``; empty for a line that is no line magic."""
+    if not line.startswith("%") or line.startswith("%%"):
+        return ""
+    words = line[1:].split(maxsplit=1)
+    return words[0] if words else ""
 
 
 def _compiled(

@@ -15,7 +15,7 @@ model = tf.keras.Sequential()
 def make_train():
     ds = tf.data.Dataset.from_tensor_slices((x, y))
     ds = ds.shuffle(8)
-    # ruleid: PD101
+    # ruleid[medium]: PD101
     ds = ds.batch(4).prefetch(AUTO)
     return ds
 
@@ -62,7 +62,7 @@ def train():
     # ok: PD101
     ds = base().batch(4).prefetch(AUTO)
     model.fit(ds, epochs=1)
-    # ruleid: PD101
+    # ruleid[medium]: PD101
     model.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(4).prefetch(AUTO), epochs=1)
     model.fit(make_train(), validation_data=make_eval())
     model.fit(make_prefetch_then_map())
@@ -127,10 +127,10 @@ def evaluate_only(features, labels):
 
 def custom_loop(features, labels, train_step, test_step, epochs):
     # arrays handed in as parameters: their size is not seen
-    # ruleid[medium]: PD101
+    # ruleid[low]: PD101
     train_ds = tf.data.Dataset.from_tensor_slices((features, labels)).shuffle(1024).batch(64).prefetch(AUTO)
     # The test set runs every epoch inside the training loop: validation, judged too.
-    # ruleid[medium]: PD101
+    # ruleid[low]: PD101
     val_ds = tf.data.Dataset.from_tensor_slices((features, labels)).batch(64).prefetch(AUTO)
     for _ in range(epochs):
         for images, targets in train_ds:
@@ -170,7 +170,7 @@ def directory_factory():
 
 def estimator_input_fns(estimator):
     def train_input_fn():
-        # ruleid: PD101
+        # ruleid[medium]: PD101
         return tf.data.Dataset.from_tensor_slices((x, y)).shuffle(8).repeat().batch(4).prefetch(AUTO)
 
     def predict_input_fn():
@@ -197,7 +197,7 @@ def validation_in_one_batch(x_val, y_val):
 def train_on(x_train, y_train, x_val, y_val):
     val = validation_in_one_batch(x_val, y_val)
     # the training set in batches of 10,000 is still read batch after batch
-    # ruleid[medium]: PD101
+    # ruleid[low]: PD101
     train = tf.data.Dataset.from_tensor_slices((x_train, y_train)).shuffle(60000).batch(10000).prefetch(AUTO)
     keras.Sequential().fit(train, validation_data=val)
 
