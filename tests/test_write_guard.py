@@ -91,6 +91,46 @@ def test_files_held_open_for_writing_keep_their_bytes(tmp_path: Path, monkeypatc
     assert str(tmp_path / "train.log") in writes.GUARD.silenced
 
 
+def test_a_file_mapped_for_writing_keeps_its_bytes_and_the_script_reads_its_own_writes(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """``numpy.memmap`` writes through memory, past every audit event: armed, its mapping
+    becomes copy-on-write where it stands."""
+    import numpy as np
+
+    monkeypatch.chdir(tmp_path)
+    table = np.memmap("embeddings.f32", dtype="float32", mode="w+", shape=(4096,))
+    table[:] = 1.0  # the script's own writes before its loop
+    table.flush()
+    writes.arm(lambda what: None)
+    try:
+        table[:10] = 7.0  # a step's update
+        table.flush()
+        assert float(table[0]) == 7.0 and float(table[20]) == 1.0  # it reads what it wrote
+    finally:
+        writes.disarm()
+    del table
+    on_disk = np.fromfile(tmp_path / "embeddings.f32", dtype="float32")
+    assert on_disk.shape == (4096,) and set(on_disk.tolist()) == {1.0}
+    assert str(tmp_path / "embeddings.f32") in writes.GUARD.silenced
+
+
+def test_only_shared_writable_file_mappings_are_taken() -> None:
+    from pipedoctor.capture.mappings import Mapping, shared_writable
+
+    maps = (
+        "7f0000000000-7f0000002000 rw-s 00001000 08:01 1234 /data/emb.f32\n"
+        "7f0000002000-7f0000003000 r--s 00000000 08:01 1235 /data/read_only.bin\n"
+        "7f0000003000-7f0000004000 rw-p 00000000 08:01 1236 /usr/lib/libc.so\n"
+        "7f0000004000-7f0000005000 rw-s 00000000 00:05 0 /SYSV00000000 (deleted)\n"
+        "7f0000005000-7f0000006000 rw-s 00000000 00:00 0 [anon]\n"
+        "7f0000006000-7f0000007000 rw-s 00000000 08:01 99 /data/gone.bin (deleted)\n"
+    )
+    assert shared_writable(maps) == [
+        Mapping(0x7F0000000000, 0x7F0000002000, 0x1000, "/data/emb.f32")
+    ]
+
+
 def test_checkpoints_and_keras_saves_are_skipped_and_counted(guarded) -> None:
     folder, attempts = guarded
     model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])

@@ -19,8 +19,9 @@ So while a loop is timed, every way a training script writes is watched:
   them from inside its graph;
 - **files already open for writing are pointed at the null device** when the guard is armed (a
   log the script opened before its loop and writes every step): no audit event sees a write
-  through a handle, so the handle itself is made harmless. The script's process ends after the
-  loop is timed, so nothing needs them back.
+  through a handle, so the handle itself is made harmless; a file mapped into memory for writing
+  (``numpy.memmap``) is remapped copy-on-write where it stands (``capture.mappings``). The
+  script's process ends after the loop is timed, so nothing needs them back.
 
 Writes under the system's temporary folder (TensorFlow's and Keras's own scratch files) and
 byte-code caches pass, unless the working directory itself lies there.
@@ -33,6 +34,8 @@ import sys
 import tempfile
 from collections.abc import Callable
 from typing import Any
+
+from pipedoctor.capture.mappings import privatize
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _WRITING_EVENTS = {
@@ -72,6 +75,7 @@ class WriteGuard:
     def arm(self, on_write: Callable[[str], None]) -> None:
         self.on_write, self._firing = on_write, False
         self._silence_open_writers()
+        self.silenced += privatize(self._exempt)  # a memmap writes through memory
 
     def _silence_open_writers(self) -> None:
         """Point each file the process holds open for writing in the user's folders (not its
