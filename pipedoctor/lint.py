@@ -36,7 +36,13 @@ from pipedoctor.pipeline import Location
 from pipedoctor.report import Finding, Report
 from pipedoctor.rules import Hit, Selection, load_catalog, make_finding, run_rules
 from pipedoctor.static import analyze, worth_analysing
-from pipedoctor.static.notebook import NotebookError, NotebookSource, read_notebook, source_lines
+from pipedoctor.static.notebook import (
+    NotebookError,
+    NotebookSource,
+    displayed_lines,
+    read_notebook,
+    source_lines,
+)
 from pipedoctor.suppression import unsuppressed
 
 SKIPPED_DIRS = frozenset(
@@ -349,7 +355,11 @@ def lint_notebook(text: str, path: str, selection: Selection) -> FileResult:
     if notebook is None:
         return FileResult()  # a notebook in another language
     result = lint_text(notebook.text, path, selection)
-    findings = [in_cell(f, notebook) for f in result.findings]
+    module = result.findings
+    if any(f.rule == "PD112" for f in module):  # a cell's last expression is shown, not lost
+        displayed = displayed_lines(notebook)
+        module = [f for f in module if f.rule != "PD112" or f.line not in displayed]
+    findings = [in_cell(f, notebook) for f in module]
     for written in notebook.written:  # each file a `%%writefile` cell writes, on its own
         as_module = lint_text(written.text, f"{path}#{written.name}", selection)  # a .py file
         findings += [replace(in_cell(f, written), path=path) for f in as_module.findings]

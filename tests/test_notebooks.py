@@ -145,6 +145,24 @@ def test_a_broken_cell_is_reported_and_the_rest_still_linted(tmp_path: Path) -> 
     assert "PD000" not in {f.rule for f in lint(path, confidence="medium").findings}
 
 
+def test_a_transformation_a_cell_ends_with_is_displayed_not_thrown_away(tmp_path: Path) -> None:
+    """``ds.take(1)`` as a cell's last expression shows the dataset (Jupyter displays it);
+    the same statement anywhere else in the cell is thrown away (PD112)."""
+    path = tmp_path / "look.ipynb"
+    path.write_text(
+        notebook(
+            "import tensorflow as tf\n"
+            "ds = tf.data.TFRecordDataset(tf.io.gfile.glob('train-*.tfrecord'))\n"
+            "ds = ds.map(tf.io.parse_tensor, num_parallel_calls=tf.data.AUTOTUNE)\n",
+            "ds.take(1)\n",
+            "ds.shuffle(1000)\nn = 3\n",
+            "tf.keras.Sequential().fit(ds.batch(8).prefetch(tf.data.AUTOTUNE), epochs=3)\n",
+        )
+    )
+    found = [(f.rule, f.cell, f.line) for f in lint(path, confidence="low").findings]
+    assert ("PD112", 3, 1) in found and not [f for f in found if f[:2] == ("PD112", 2)], found
+
+
 def test_ipython_cells_of_other_languages_and_help_are_no_broken_python(tmp_path: Path) -> None:
     """Hosted kernels open a shell or query cell with one ``%`` (``%bq query``, ``%bash``);
     ``?? Dense`` asks for help; a ``%%writefile`` of a trainer with a student's blank is an

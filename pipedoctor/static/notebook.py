@@ -177,6 +177,26 @@ def read_notebook(text: str) -> NotebookSource | None:
     )
 
 
+def displayed_lines(notebook: NotebookSource) -> set[int]:
+    """The module's lines that hold a cell's last statement when it is an expression: Jupyter
+    shows its value (``ds.take(1)`` at a cell's end is looked at, not thrown away)."""
+    try:
+        body = ast.parse(notebook.text).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    last: dict[int, ast.stmt] = {}
+    for statement in body:
+        place = notebook.place(statement.lineno)
+        if place is not None:
+            last[place.cell] = statement
+    return {
+        line
+        for statement in last.values()
+        if isinstance(statement, ast.Expr)
+        for line in range(statement.lineno, (statement.end_lineno or statement.lineno) + 1)
+    }
+
+
 def written_python(
     source: str, cell: int
 ) -> NotebookSource | tuple[CellPlace, str, int | None] | None:
