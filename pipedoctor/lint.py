@@ -43,6 +43,7 @@ from pipedoctor.static.notebook import (
     read_notebook,
     source_lines,
 )
+from pipedoctor.static.python2 import python2_sign
 from pipedoctor.suppression import unsuppressed
 
 SKIPPED_DIRS = frozenset(
@@ -177,6 +178,15 @@ def syntax_finding(path: str, message: str, line: int | None, column: int | None
     return make_finding(rule, Hit(where, message))
 
 
+def for_python2(finding: Finding, line: str) -> Finding:
+    """A parse error on Python 2 syntax (``print x``): kept, at ``low``, with why."""
+    sign = python2_sign(finding.message, line)
+    if sign is None:
+        return finding
+    old = (assumed("runs", f"written for Python 2 ({sign}), which Python 3 cannot read"),)
+    return replace(finding, confidence=confidence(old, cap="low"), evidence=old)
+
+
 def decode(data: bytes, path: str) -> str | Finding:
     """Source bytes → text by PEP 263 rules, or a PD000 finding saying where decoding failed."""
     try:
@@ -295,11 +305,8 @@ def lint_text(
         tree = parse(text, path)
     except SyntaxError as exc:
         column = exc.offset if exc.offset and exc.offset > 0 else None
-        return FileResult(
-            _select(
-                [syntax_finding(path, f"SyntaxError: {exc.msg}", exc.lineno, column)], selection
-            )
-        )
+        broken = syntax_finding(path, f"SyntaxError: {exc.msg}", exc.lineno, column)
+        return FileResult(_select([for_python2(broken, exc.text or "")], selection))
     except RecursionError:
         message = "cannot parse: nested too deeply for Python's parser"
         return FileResult(_select([syntax_finding(path, message, None, None)], selection))
@@ -365,6 +372,7 @@ def lint_notebook(text: str, path: str, selection: Selection) -> FileResult:
         findings += [replace(in_cell(f, written), path=path) for f in as_module.findings]
     for place, message, column in notebook.broken:
         broken = syntax_finding(path, message, place.line, column)
+        broken = for_python2(broken, notebook.broken_line(place))
         if place.cell in notebook.exercises:  # a blank left for a student: not meant to run
             # ``low``: reviewers judged every such finding wrong (62 of 62 over the first looks)
             blank = (assumed("runs", "it holds an exercise blank"),)

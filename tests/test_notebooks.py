@@ -145,6 +145,30 @@ def test_a_broken_cell_is_reported_and_the_rest_still_linted(tmp_path: Path) -> 
     assert "PD000" not in {f.rule for f in lint(path, confidence="medium").findings}
 
 
+def test_python_2_is_not_analysed_at_the_lowest_tier_and_a_future_import_may_follow_a_magic(
+    tmp_path: Path,
+) -> None:
+    """A ``print`` statement or ``except E, e`` is Python 2, no defect of the file: its PD000
+    stays (never silence) at ``low``. ``from __future__`` right after a magic line opens its
+    cell as IPython runs it, and parses."""
+    script = tmp_path / "legacy.py"
+    script.write_text("import tensorflow as tf\ntry:\n    x = 1\nexcept ValueError, e:\n    pass\n")
+    (finding,) = lint(script, confidence="low").findings
+    assert finding.rule == "PD000" and finding.confidence == "low"
+    assert "written for Python 2 (`except E, e`)" in str(finding.assumed[0])
+    assert lint(script).findings == [] and lint(script).below_confidence == {"low": 1}
+    path = tmp_path / "demo.ipynb"
+    path.write_text(
+        notebook(
+            "%tensorflow_version 1.x\nfrom __future__ import print_function\nimport tensorflow\n",
+            'print "steps", 3\n',
+        )
+    )
+    found = lint(path, confidence="low").findings
+    assert [(f.rule, f.cell, f.confidence) for f in found] == [("PD000", 2, "low")], found
+    assert "a `print` statement" in str(found[0].assumed[0])
+
+
 def test_a_transformation_a_cell_ends_with_is_displayed_not_thrown_away(tmp_path: Path) -> None:
     """``ds.take(1)`` as a cell's last expression shows the dataset (Jupyter displays it);
     the same statement anywhere else in the cell is thrown away (PD112)."""

@@ -111,6 +111,13 @@ class NotebookSource:
     """For a written file: the name the cell writes it to."""
     exercises: frozenset[int] = frozenset()
     """Cells among the broken ones that hold an exercise blank."""
+    cell_sources: dict[int, str] = field(default_factory=dict)
+    """The source of each broken cell, by number: the line a parse error points at."""
+
+    def broken_line(self, place: CellPlace) -> str:
+        """The line of a broken cell that ``place`` points at (empty when unknown)."""
+        lines = source_lines(self.cell_sources.get(place.cell, ""))
+        return lines[place.line - 1] if 0 < place.line <= len(lines) else ""
 
     def place(self, line: int) -> CellPlace | None:
         """The cell and cell line of the module's 1-based ``line``."""
@@ -138,6 +145,7 @@ def read_notebook(text: str) -> NotebookSource | None:
     broken: list[tuple[CellPlace, str, int | None]] = []
     modules: list[NotebookSource] = []
     exercises: set[int] = set()
+    sources: dict[int, str] = {}
     for number, cell in enumerate(cells, start=1):
         problem = _malformed(cell)
         if problem is not None:
@@ -163,6 +171,7 @@ def read_notebook(text: str) -> NotebookSource | None:
         if error is not None:
             message, line, column = error
             broken.append((CellPlace(number, line), message, column))
+            sources[number] = source
             if EXERCISE.search(source):
                 exercises.add(number)
             continue
@@ -173,7 +182,12 @@ def read_notebook(text: str) -> NotebookSource | None:
             for i in range(1, len(cell_lines) + 1)
         )
     return NotebookSource(
-        "\n".join(lines) + "\n", places, broken, modules, exercises=frozenset(exercises)
+        "\n".join(lines) + "\n",
+        places,
+        broken,
+        modules,
+        exercises=frozenset(exercises),
+        cell_sources=sources,
     )
 
 
@@ -374,7 +388,8 @@ def _python_line(line: str) -> str:
     stripped = line.lstrip()
     indent = line[: len(line) - len(stripped)]
     if stripped.startswith(("%", "!")) or _HELP.match(line) or _AUTOMAGIC.match(line):
-        return indent + "pass"
+        # at the top, a blank: a `from __future__` after `%tensorflow_version` stays first
+        return indent + "pass" if indent else ""
     assigned = _ASSIGNED_SHELL.match(line)
     if assigned:
         return assigned.group(1) + "None"
