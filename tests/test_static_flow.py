@@ -234,5 +234,6 @@ def test_only_a_model_a_strategy_trains_is_outside_its_scope() -> None:
             """
         ),
         select=["PD205"],
+        confidence="medium",  # the rule's findings are capped there (rules/PD205-*.toml)
     )
     assert [f.line for f in report.findings] == [8]

@@ -9,10 +9,10 @@ model = keras.Sequential()
 def train(files, batch_size, device):
     dataset = tf.data.TFRecordDataset(files, num_parallel_reads=AUTO)
     dataset = dataset.map(tf.io.parse_tensor, num_parallel_calls=AUTO)
-    # ruleid: PD112
+    # ruleid[medium]: PD112
     dataset.shuffle(10_000)
     dataset = dataset.batch(batch_size)
-    # ruleid: PD112
+    # ruleid[medium]: PD112
     dataset.apply(tf.data.experimental.prefetch_to_device(device))
     # ok: PD112
     dataset = dataset.prefetch(AUTO)

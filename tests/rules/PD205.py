@@ -25,14 +25,14 @@ def train(features, labels):
     good.fit(ds, epochs=1)
 
     # Built outside the scope, yet trained on a batch sized for the strategy's replicas.
-    # ruleid: PD205
+    # ruleid[medium]: PD205
     bad = keras.Sequential([keras.layers.Dense(1)])
     # Keras compiles under the strategy the model was built in: `compile` itself is not the mistake.
     # ok: PD205
     bad.compile(optimizer="adam", loss="mse")
     bad.fit(ds, epochs=1)
 
-    # ruleid: PD205
+    # ruleid[medium]: PD205
     opt = keras.optimizers.SGD()
     with strategy.scope():
         other = build()

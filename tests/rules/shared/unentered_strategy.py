@@ -12,12 +12,12 @@ train_ds = tf.data.Dataset.from_tensor_slices((x_train, y_train))
 # ruleid[medium]: PD202
 train_ds = train_ds.shuffle(10000).batch(64).prefetch(tf.data.AUTOTUNE)
 
-# ruleid: PD205
+# ruleid[medium]: PD205
 model = tf.keras.Sequential(
     [tf.keras.layers.Dense(128, activation="relu"), tf.keras.layers.Dense(10)]
 )
 model.compile(
-    # ruleid: PD205
+    # ruleid[medium]: PD205
     # ruleid[medium]: PD203
     optimizer=tf.keras.optimizers.SGD(learning_rate=0.01),
     loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
