@@ -91,6 +91,21 @@ def test_a_loop_that_raises_while_timed_reports_what_was_timed(tmp_path: Path) -
         assert said in stderr and "--timeout" not in stderr
 
 
+def test_a_loop_writing_before_its_first_timed_step_still_gets_its_pipeline_measured(
+    tmp_path: Path,
+) -> None:
+    """It writes a file after every step: stopped at its first write (nothing written), with
+    the pipeline alone measured and the check incomplete for that reason, not "ended without
+    starting training"."""
+    code, data, stderr = check("writes_every_step.py", tmp_path, timeout="14")
+    assert code == 2 and "Traceback" not in stderr
+    assert data["measurements"]["pipeline_samples_per_s"] > 0, stderr[-2000:]
+    assert data["measurements"]["training_samples_per_s"] is None
+    said = "was about to write `progress.txt` after its first optimizer step"
+    assert said in data["measurements"]["incomplete"] and said in stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_database_the_loop_writes_stays_as_it_was_and_the_error_says_why(
     tmp_path: Path,
 ) -> None:

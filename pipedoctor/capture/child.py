@@ -324,12 +324,17 @@ class Capture:
             writes.arm(self.wrote_before_timing)
 
     def wrote_before_timing(self, what: str) -> None:
-        raise_error(
-            self.events,
+        """The loop writes between its first optimizer step and its next batch (a log line
+        per step): its steps cannot be timed, but its pipeline still can be, alone, before
+        the script is stopped there."""
+        why = (
             f"the script's custom loop was about to {what} after its first optimizer step, "
-            "before its steps could be timed: the check stopped it there, and nothing was "
-            "written",
+            "before its steps could be timed: the check stopped it there (nothing was "
+            "written), so only the input pipeline was measured"
         )
+        if self.timing is not None and self.timing.phase == "start":
+            self.timing.stop_untimed(why)  # the result is sent and the script stopped there
+        raise_error(self.events, why)
         self.stop()
 
     def time_loop(
@@ -419,7 +424,7 @@ class Capture:
                 f"while its loop was timed the script's saves were skipped ({saves}): no file "
                 "of yours holds weights trained on the check's batches"
             )
-        if plan.in_graph:
+        if plan.untimed:
             measured.extra["incomplete"] = plan.incomplete
         elif plan.compiled:
             measured.notes.append(
@@ -427,12 +432,12 @@ class Capture:
                 "call): each call was timed as that many steps, the ceiling with its iterator "
                 "serving one batch over and over"
             )
-        if self.run_after and not plan.in_graph:
+        if self.run_after and not plan.untimed:
             measured.notes.append(
                 "the compute ceiling of a custom loop is not measured with --run-after: it "
                 "feeds the loop one batch over and over, which would change your training"
             )
-        if placement.replicas > 1 and not plan.in_graph:
+        if placement.replicas > 1 and not plan.untimed:
             measured.notes.append(
                 "a custom loop's scaling efficiency and parity are not measured: they need a "
                 "copy of its step on one device, and the step is the script's own code"

@@ -95,7 +95,8 @@ class LoopPlan:
         self.per_call = 1
         """Batches one call of a compiled step reads (1 for a loop that reads in Python)."""
         self.rates: dict[str, Any] = {}
-        self.in_graph = False
+        self.untimed = False
+        """Whether only the input pipeline could be timed (``incomplete`` says why)."""
         self.incomplete: str | None = None
         """Why the loop's steps could not be timed, when they could not."""
         self.compiled = False
@@ -143,7 +144,7 @@ class LoopPlan:
         if self.active and reads is not None:
             batches, in_loop = reads
             if in_loop or batches == 0:
-                self.stop_in_graph(IN_GRAPH_LOOP if in_loop else NO_READS)
+                self.stop_untimed(IN_GRAPH_LOOP if in_loop else NO_READS)
             self.per_call = batches
         return result
 
@@ -189,7 +190,7 @@ class LoopPlan:
         self.compiled = True
         self._on_start()
         if self._fixed_factory is None:
-            self.stop_in_graph()
+            self.stop_untimed()
             return
         self._fixed = iter(self._fixed_factory())
         self.samples = self.batch_samples(next(self._fixed))
@@ -231,12 +232,13 @@ class LoopPlan:
         self.ended_in, self.ended_by = self.phase, why
         self._end()
 
-    def stop_in_graph(self, reason: str = IN_GRAPH) -> None:
-        """The loop's steps cannot be timed from here (``reason``): the pipeline is still
-        timed, eagerly, outside any function being traced."""
+    def stop_untimed(self, reason: str = IN_GRAPH) -> None:
+        """The loop's steps cannot be timed from here (``reason``: they are read inside a
+        graph, or the loop was about to write before its first timed step): the pipeline is
+        still timed, eagerly, outside any function being traced."""
         import tensorflow as tf
 
-        self.in_graph = True
+        self.untimed = True
         self.incomplete = reason
         self.rates.clear()
         with tf.init_scope():
@@ -315,7 +317,7 @@ def _patch_iter(cls: type) -> None:
         iterator = original_iter(dataset)
         if plan is not None and plan.active:
             if tf.inside_function():
-                plan.stop_in_graph()
+                plan.stop_untimed()
             else:
                 setattr(iterator, PLAN_ATTR, plan)
                 _patch_next(type(iterator))
@@ -402,7 +404,7 @@ def _patch_next(cls: type) -> None:
         if tf.inside_function():
             _count_traced_read()
             if plan is not None and plan.active and not plan.compiled:
-                plan.stop_in_graph()  # an iterator the compiled function captured
+                plan.stop_untimed()  # an iterator the compiled function captured
             return original_next(iterator)
         if plan is None or not plan.active:
             _RECENT[0] = weakref.ref(iterator)
@@ -426,7 +428,7 @@ def _patch_type_spec(cls: type) -> None:
     def _type_spec(iterator: Any) -> Any:
         plan = getattr(iterator, PLAN_ATTR, None)
         if plan is not None and plan.active and not plan.in_call:
-            plan.stop_in_graph()
+            plan.stop_untimed()
         return original(iterator)
 
     cls._type_spec = property(_type_spec)  # type: ignore[attr-defined]
