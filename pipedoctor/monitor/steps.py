@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import random
 import statistics
+import threading
 import time
 from array import array
 from collections import deque
@@ -574,7 +575,10 @@ class StepClock:
         self._last.clear()
         for plan in self._plans.values():
             del plan.times[:]
-        self.floors.clear()
+        # The floors' tf.data iterators are let go on a thread of their own: their teardown
+        # took up to 9.5 s at the end of some fits, and fit should not wait for it.
+        floors, self.floors = self.floors, {}
+        threading.Thread(target=floors.clear, name="pipedoctor-floors", daemon=True).start()
 
     def _emit(self, call: Call) -> float:
         """Hand ``call`` on, the calls before it first; the seconds handing those took."""
