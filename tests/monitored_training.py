@@ -85,6 +85,24 @@ def multi_worker_workarounds(model) -> None:  # noqa: ANN001
     model.train_step = train_step
 
 
+def written(log_dir: str | None, epochs: int, timeout_s: float = 10.0) -> None:
+    """Wait until this worker's record holds ``epochs`` epochs (or ``timeout_s`` passes)."""
+    from pipedoctor.monitor.records import read_record, record_path
+    from pipedoctor.monitor.worker import identify
+
+    if log_dir is None:
+        return
+    path = record_path(log_dir, identify("tensorflow").name)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if len(read_record(path)["measurements"].get("epochs") or []) >= epochs:
+                return
+        except (ValueError, KeyError):
+            pass
+        time.sleep(0.05)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
@@ -133,6 +151,7 @@ def main() -> None:
         class Die(keras.callbacks.Callback):
             def on_epoch_end(self, epoch: int, logs: object = None) -> None:
                 if epoch + 1 >= options.kill_after_epoch:
+                    written(options.log_dir, epoch + 1)  # the monitor writes on its own thread
                     sys.stdout.flush()
                     os.kill(os.getpid(), signal.SIGKILL)
 

@@ -78,7 +78,7 @@ def expected_device(values: list[float], used: list[int], total: int) -> dict:
 
 
 def no_sampler_threads() -> bool:
-    return not any(t.name.startswith("pipedoctor-") for t in threading.enumerate())
+    return not any(t.name.endswith("sampler") for t in threading.enumerate())
 
 
 # --- percentile ----------------------------------------------------------------------------------

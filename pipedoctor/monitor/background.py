@@ -12,6 +12,10 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
+from typing import Any
+
+_STOP = object()
+"""Ends the writes thread (``close``)."""
 
 
 class BackgroundWrites:
@@ -20,7 +24,7 @@ class BackgroundWrites:
     ``failed`` and the next job runs."""
 
     def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[Callable[[], None] | threading.Event] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self.failed = 0
 
@@ -31,6 +35,16 @@ class BackgroundWrites:
             )
             self._thread.start()
         self._jobs.put(job)
+
+    def close(self, timeout_s: float) -> bool:
+        """``drain``, then end the thread: it never outlives the ``fit`` it wrote for."""
+        done = self.drain(timeout_s)
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._jobs.put(_STOP)
+            if done:
+                thread.join(timeout_s)
+        return done
 
     def drain(self, timeout_s: float) -> bool:
         """Wait until every job submitted so far has run; ``False`` when ``timeout_s`` ran
@@ -44,6 +58,8 @@ class BackgroundWrites:
     def _run(self) -> None:
         while True:
             job = self._jobs.get()
+            if job is _STOP:
+                return
             if isinstance(job, threading.Event):
                 job.set()
                 continue

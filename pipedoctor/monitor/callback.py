@@ -57,6 +57,8 @@ from pipedoctor.report import Finding, Report
 MULTI_WORKER_FRACTION = 0.25
 DRAIN_S = 60.0
 """How long the end of ``fit`` waits for the record and scalars still being written."""
+RAISED_DRAIN_S = 5.0
+"""The same wait when ``fit`` raised: short, the error is what the user waits for."""
 """The share of calls split in a multi-worker job, where the share cannot adapt per worker."""
 MIN_INTERVAL_S = 1.0
 """NVML and host sampling at most once a second: enough for minutes-long epochs, and cheap."""
@@ -333,7 +335,7 @@ class Monitor(keras.callbacks.Callback):
         if self._scalars is not None:
             self._writes.submit(self._scalars.close)
         if self.log_dir is not None:  # the finished record is on disk when fit returns
-            if not self._writes.drain(DRAIN_S):
+            if not self._writes.close(DRAIN_S):
                 self.notes.append(
                     f"the record and scalars were still being written {DRAIN_S:.0f} s after "
                     "training ended: the disk under log_dir is slow or hangs"
@@ -539,7 +541,9 @@ class Monitor(keras.callbacks.Callback):
                 self._tally.own_seconds += time.perf_counter() - began
 
     def _close_previous(self) -> None:
-        """Stop the samplers and take the wrappers off the model (idempotent)."""
+        """Stop the samplers and the writes thread and take the wrappers off the model
+        (idempotent)."""
+        self._writes.close(RAISED_DRAIN_S)  # a fit that raised: what it queued is written
         if self._clock is not None:
             self._clock.close()
         for phase in list(self._wrapped):
