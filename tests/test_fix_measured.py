@@ -133,13 +133,14 @@ def test_check_fix_measures_the_patched_script_again(tmp_path: Path) -> None:
     # host is saturated and the tf.data service is timed too), then the graph doctor times the
     # stages, the cache and the parallel map (the patch, whose measured gain is the projection)
     # in the next 20 to 35 s; the second check's figure for training is what confirms or takes
-    # back the patch.
+    # back the patch. `--select PD102`, the sample's defect, as a user fixing one finding
+    # asks: the fixes of the rules left out are not timed, which halves the graph phase.
     sample = Path(__file__).resolve().parent.parent / "sample_pipelines" / "sequential_map.py"
     script = tmp_path / "sequential_map.py"
     script.write_text(sample.read_text())
     done = subprocess.run(
         [sys.executable, "-m", "pipedoctor", "check", str(script), "--fix", "--format", "json",
-         "--timeout", "75", "--quiet"],
+         "--timeout", "75", "--quiet", "--select", "PD102"],
         capture_output=True, text=True, cwd=tmp_path, timeout=300,
     )  # fmt: skip
     assert done.returncode in (0, 1, 2), done.stderr[-2000:]

@@ -254,6 +254,20 @@ def test_a_python_stage_gets_a_measured_bound_never_a_rewrite() -> None:
     assert pd108.gain is None
 
 
+def test_only_the_selected_rules_fixes_are_timed() -> None:
+    """``check --select PD102``: the Python stage's bound (PD108) is not timed, only the
+    parallel map the selected rule proposes (and fixes that no rule reports, such as a parallel
+    `batch`)."""
+    ds = tf.data.Dataset.range(100_000).map(lambda x: x * 2).map(slow).batch(16)
+    gp = read_dataset(ds)
+    assert {c.rule for c in candidates(gp)} >= {"PD102", "PD108"}
+    outcome = evaluate(
+        gp, ds.element_spec, time.perf_counter() + 12, enabled=lambda rule: rule == "PD102"
+    )
+    assert outcome.fixes and {entry["rule"] for entry in outcome.fixes} <= {"PD102", None}
+    assert "PD102" in {entry["rule"] for entry in outcome.fixes}  # a rule-less batch may stay
+
+
 def test_optimize_applies_safe_fixes_and_keeps_the_elements() -> None:
     ds = tf.data.Dataset.range(30_000).map(slow).batch(16)
     optimized = pipedoctor.optimize(ds, timeout=20)

@@ -148,8 +148,9 @@ def diagnose(
     try:
         limits = cache_limits(selection, free_ram_bytes)
         outcome = evaluate(
-            gp, dataset.element_spec, deadline, limits, ceiling, pipeline_rate, progress
-        )
+            gp, dataset.element_spec, deadline, limits, ceiling, pipeline_rate, progress,
+            selection.enabled,
+        )  # fmt: skip
     except (tf.errors.OpError, ValueError, TypeError) as exc:
         result.notes.append(
             f"the pipeline could not be rebuilt from its graph to time stages and "

@@ -62,13 +62,15 @@ def evaluate(
     ceiling: float | None = None,
     reference: float | None = None,
     progress: Callable[[str], None] = lambda _: None,
+    enabled: Callable[[str], bool] = lambda _: True,
 ) -> WhatIfResult:
     """Per-stage rates and every candidate fix, timed against the unmodified pipeline.
 
     Each fix's rate and end-to-end gain are on the scale of ``reference``, the pipeline alone as
     the check measured it (the graph's own baseline without it), so that they compare with the
     compute ``ceiling`` as the projection does. ``progress`` hears of each stage and fix as its
-    timing starts: this phase can take half a check's budget."""
+    timing starts: this phase can take half a check's budget. Only the fixes of the rules
+    ``enabled`` are timed (``--select``): a finding that is not reported needs no figure."""
     result = WhatIfResult()
     batched = gp.stages[-1].batched
 
@@ -85,6 +87,9 @@ def evaluate(
     result.stages = stage_rates(gp, left, result.notes, progress)
     rates = {s["index"]: s["samples_per_s"] for s in result.stages if s["samples_per_s"]}
     found = candidates(gp, limits, rates, base.samples_per_s)
+    for left_out in [c for c in found if c.rule is not None and not enabled(c.rule)]:
+        left_out.cleanup()
+        found.remove(left_out)
     limiting = next((s["index"] for s in result.stages if s["limiting"]), None)
     screened: list[tuple[Candidate, Paired]] = []
     baselines = [base.samples_per_s]
