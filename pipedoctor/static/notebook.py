@@ -2,8 +2,9 @@
 
 A notebook's state flows from cell to cell, so the code cells are joined into one module (as
 ruff does) and analysed like a script. IPython syntax that is not Python is left out: line
-magics (``%pip``), shell lines (``!ls``, ``files = !ls``), help (``obj?``, ``??obj``) and cells
-that hold another language (``%%bash``, ``%%writefile``, ``%%html``). A cell indented as a whole
+magics (``%pip``), shell lines (``!ls``, ``files = !ls``), help (``obj?``, ``?? obj``) and cells
+that hold another language (``%%bash``, ``%%writefile``, ``%%html``, or, in hosted kernels'
+notebooks, the same opened with one ``%``: ``%bash``, ``%bq query``). A cell indented as a whole
 is dedented. A cell that still does not compile is reported (PD000) and left out, so one
 broken cell does not hide the rest; so is a cell the file does not hold as nbformat says (not
 an object, no ``cell_type``, a source that is not text), never silently dropped. Every line of
