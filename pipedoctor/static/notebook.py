@@ -301,8 +301,7 @@ def python_of_cell(source: str) -> tuple[str, list[int], tuple[str, int, int | N
     lines = NEWLINE.split(source)
     first = next((line.strip() for line in lines if line.strip()), "")
     if first.startswith("%%"):
-        magic = first[2:].split(maxsplit=1)[0] if first[2:].strip() else ""
-        if magic not in PYTHON_CELL_MAGICS:
+        if _magic_name(first) not in PYTHON_CELL_MAGICS:
             return "", [], None  # another language: bash, writefile, html, ...
         index = next(i for i, line in enumerate(lines) if line.strip())
         lines[index] = ""
@@ -321,17 +320,15 @@ def python_of_cell(source: str) -> tuple[str, list[int], tuple[str, int, int | N
     try:
         ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        if _magic_name(first) in OTHER_LANGUAGE_MAGICS:  # ``%bash`` opening a shell cell
+        if not first.startswith("%%") and _magic_name(first) in OTHER_LANGUAGE_MAGICS:
             return "", [], None
         return "", indents, parse_error(exc, indents)
     return _compiled(code, indents)
 
 
 def _magic_name(line: str) -> str:
-    """``bq`` for ``%bq query -n name``; empty for a line that is no line magic."""
-    if not line.startswith("%") or line.startswith("%%"):
-        return ""
-    words = line[1:].split(maxsplit=1)
+    """``bq`` for ``%bq query -n name``, ``bash`` for ``%%bash``; empty for no magic."""
+    words = line.lstrip("%").split(maxsplit=1) if line.startswith("%") else []
     return words[0] if words else ""
 
 
