@@ -16,7 +16,7 @@ whose findings measure below the bar at a tier is capped lower in its rule file
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 CONFIDENCES = ("high", "medium", "low")
@@ -33,6 +33,9 @@ class Evidence:
     fact: str
     shown: bool
     detail: str = ""
+    link: str = field(default="", compare=False)
+    """For an assumed fact another file may show: what to look for there (the project pass's
+    key of a function that returns the dataset). Not part of the JSON contract."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"fact": self.fact, "shown": self.shown, "detail": self.detail}

@@ -32,7 +32,7 @@ from typing import Any
 
 from pipedoctor.config import Config
 from pipedoctor.evidence import assumed, at_least, confidence
-from pipedoctor.pipeline import Location
+from pipedoctor.pipeline import Location, ProjectUse
 from pipedoctor.report import Finding, Report
 from pipedoctor.rules import Hit, Selection, load_catalog, make_finding, run_rules
 from pipedoctor.static import analyze, worth_analysing
@@ -43,6 +43,7 @@ from pipedoctor.static.notebook import (
     read_notebook,
     source_lines,
 )
+from pipedoctor.static.project import link_project
 from pipedoctor.static.python2 import python2_sign
 from pipedoctor.suppression import unsuppressed
 
@@ -82,6 +83,9 @@ class UsageError(ValueError):
 class FileResult:
     findings: list[Finding] = field(default_factory=list)
     note: str | None = None
+    path: str = ""
+    uses: list[ProjectUse] = field(default_factory=list)
+    """What the file does with what other modules' functions return (the project pass)."""
 
 
 def discover(paths: Iterable[Path], config: Config) -> Iterator[Path | Unread]:
@@ -342,7 +346,7 @@ def lint_text(
         return FileResult(_select([syntax_finding(path, note, line, None)], selection))
     if findings:  # the lines of the file only when there is a comment to look for
         findings = list(unsuppressed(findings, source_lines(text)))
-    return FileResult(_select(findings, selection))
+    return FileResult(_select(findings, selection), path=path, uses=analysis.project_uses)
 
 
 def _select(findings: list[Finding], selection: Selection) -> list[Finding]:
@@ -382,7 +386,7 @@ def lint_notebook(text: str, path: str, selection: Selection) -> FileResult:
         if place.cell in notebook.exercises:  # 62 of 62 judged wrong over the first looks
             broken = not_meant_to_run(broken, "it holds an exercise blank")
         findings.append(replace(broken, cell=place.cell))
-    return FileResult(_select(findings, selection), result.note)
+    return FileResult(_select(findings, selection), result.note, path, result.uses)
 
 
 def in_cell(finding: Finding, notebook: NotebookSource) -> Finding:
@@ -481,7 +485,19 @@ def lint_paths(paths: Iterable[Path], config: Config) -> Report:
         chunk = max(1, min(16, len(files) // (workers * 32)))
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             results = list(pool.map(work, files, chunksize=chunk))
-    return collect(results, len(files), config)
+    return collect(linked(results, files), len(files), config)
+
+
+def linked(results: list[FileResult], files: list[Path | Unread]) -> list[FileResult]:
+    """The files' results with the project pass applied: a finding on a dataset a function
+    returns rests on ``trains`` shown where another file linted trains on it."""
+    uses = {r.path: r.uses for r in results if r.uses}
+    if not uses:
+        return results
+    findings = [f for r in results for f in r.findings]
+    paths = [display_path(f) for f in files if isinstance(f, Path)]
+    done = iter(link_project(findings, uses, paths))
+    return [replace(r, findings=[next(done) for _ in r.findings]) for r in results]
 
 
 def lint_source(text: str, config: Config, path: str = "<string>") -> Report:

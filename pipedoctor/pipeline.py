@@ -308,6 +308,9 @@ class Uses:
     """A library the dataset is handed to that batches and prefetches it itself."""
     returned_by: str = ""
     """The function that returns it to callers outside the file, when that is its end."""
+    returned_as: str = ""
+    """That function as other modules call it (``Loader.build``), with the item of what it
+    returns when it returns several (``make_datasets[0]``): the project pass's key."""
     distributed: bool = False
     """A ``tf.distribute`` strategy distributes it: its iterators prefetch to each device."""
     training_flag: bool = False
@@ -634,6 +637,26 @@ class TrainingSetup:
         return any(f.kind == kind for f in self.facts)
 
 
+@dataclass(frozen=True)
+class ProjectUse:
+    """A dataset a function of another module of the project returned, and what this module
+    does with it: trains on it (``fit(make_ds())``), or returns it on to its own callers."""
+
+    origin: str
+    """The function's dotted name as imported (``pkg.data.make_ds``, ``.data.make_ds``)."""
+    index: str | None
+    """The item of what it returned, where the code unpacks it (``train, val = make_ds()``)."""
+    end: str
+    """``training``, ``validation``, or ``returned`` (passed on by a function of this file)."""
+    how: str = ""
+    """Where: ``fit (line 40)``."""
+    changed: bool = False
+    """The code transformed or distributed the dataset before that end: what trains is not
+    what the function returned."""
+    returned_as: str = ""
+    """For ``returned``: this file's function, as :attr:`Uses.returned_as` names it."""
+
+
 @dataclass
 class Analysis:
     """Everything a front end learned about one unit (a source file or a live job)."""
@@ -644,6 +667,8 @@ class Analysis:
     discarded: list[Pipeline] = field(default_factory=list)
     """Transformations whose result the code throws away (``ds.shuffle(n)`` as a statement):
     each the pipeline it ends, with the ends of the dataset it was applied to."""
+    project_uses: list[ProjectUse] = field(default_factory=list)
+    """Datasets from functions of the project's other modules, and where they go here."""
 
     def stages(self) -> list[tuple[Pipeline, Stage]]:
         """Each distinct stage once, with one pipeline that contains it (for context)."""

@@ -23,15 +23,24 @@ TRIGGERS = (
     "DataParallel",
     "ModelParallel",
     "set_distribution",
+    ".fit(",
+    "apply_gradients",
+    "input_fn",
 )
 """Every pipeline source, every strategy and every Keras distribution has one of these in its
-name."""
+name; a module that trains on what another module's function returns, one of the last three
+(the project pass reads where that dataset goes)."""
 
 
 def worth_analysing(text: str) -> bool:
     """Cheap pre-check on the text: a module that names neither TensorFlow/Keras nor a dataset
-    or strategy API has nothing the rules look at, so only its syntax is checked."""
-    return any(t in text for t in TRIGGERS) and any(root in text for root in TRACKED_ROOTS)
+    or strategy API has nothing the rules look at, so only its syntax is checked. One that
+    names a dataset or an input function without TensorFlow may pass another module's dataset
+    on to its callers (``def get_train(): return make_dataset(...)``): the project pass
+    follows it."""
+    if any(t in text for t in TRIGGERS) and any(root in text for root in TRACKED_ROOTS):
+        return True
+    return ("dataset" in text or "input_fn" in text) and "import" in text
 
 
 def analyze_source(text: str, path: str = "<string>") -> Analysis:

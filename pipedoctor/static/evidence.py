@@ -78,7 +78,10 @@ def _trains(pipeline: Pipeline) -> Evidence | None:
         return None  # ``eval_input_fn``, ``make_test_dataset``: evaluation, not training
     if named & TRAINING_WORDS or uses and uses.training_flag:  # a name is no caller
         how = f"{how}; named for training, but its callers are not in this file"
-    return assumed("trains", how or "its end is not in this file")
+    found = assumed("trains", how or "its end is not in this file")
+    if uses and uses.returned_as:  # a caller in another file of the lint may show it
+        return replace(found, link=uses.returned_as)
+    return found
 
 
 PER_BATCH_WORK = ("decodes", "parses", "reads files", "runs Python", "runs string ops")

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePath
 
-from pipedoctor.pipeline import Pipeline, Stage, Stages, Uses
-from pipedoctor.static.values import Func, Obj, Seq, Stream, Value
+from pipedoctor.pipeline import Pipeline, ProjectUse, Stage, Stages, Uses
+from pipedoctor.static.values import Func, Imported, Obj, Seq, Stream, Value
 
 TRAINING_WORDS = frozenset(
     {"train", "training", "fit", "optimizer", "minimize", "gradients", "gradient", "backward"}
@@ -301,9 +301,11 @@ class DataFlow:
         """Place → the epochs of each training use (None: not a literal)."""
         self.handled: dict[PlaceKey, str] = {}
         """Place → a library that batches and prefetches the dataset it is handed."""
-        self.returned: dict[PlaceKey, tuple[str, bool]] = {}
+        self.returned: dict[PlaceKey, tuple[str, bool, str]] = {}
         """Place → (the function returning it to callers elsewhere, whether a parameter of
-        that function says training)."""
+        that function says training, the project pass's key for it)."""
+        self.project_uses: list[ProjectUse] = []
+        """Datasets from functions of other modules of the project, and their ends here."""
 
     def create(self, pipeline: Pipeline) -> None:
         self.key(pipeline)
@@ -325,7 +327,7 @@ class DataFlow:
         how: str = "",
         epochs: int | None | bool = False,
         handled_by: str = "",
-        returned_by: tuple[str, bool] | None = None,
+        returned_by: tuple[str, bool, str] | None = None,
     ) -> None:
         """Record that ``value`` (a dataset, a stream over one, or a tuple of them) ends so:
         ``how`` says where (for the evidence a finding cites), ``epochs`` how many times a
@@ -344,11 +346,30 @@ class DataFlow:
                 self.returned.setdefault(key, returned_by)
         if isinstance(value, Stream) and value.strategy is not None:
             self.distributed[self.key(value.pipeline)] = value.strategy
+        for imported in imported_in(value):
+            if end in ("training", "validation"):
+                changed = bool(imported.then)
+                self.project_uses.append(
+                    ProjectUse(imported.origin, imported.index, end, how, changed)
+                )
+            elif end == "unknown" and returned_by is not None:
+                self.project_uses.append(
+                    ProjectUse(
+                        imported.origin,
+                        imported.index,
+                        "returned",
+                        how,
+                        bool(imported.then),
+                        returned_by[2],
+                    )
+                )
 
     def distribute(self, value: Value, strategy: Obj) -> None:
         """``value``'s datasets are handed to ``strategy`` (a ``fit`` under it)."""
         for pipeline in datasets_in(value):
             self.distributed.setdefault(self.key(pipeline), strategy)
+        for imported in imported_in(value):  # its iterator prefetches: the dataset changes
+            self.project_uses.append(ProjectUse(imported.origin, imported.index, "distributed"))
 
     def uses_of(self, key: PlaceKey) -> Uses:
         """What the code was seen to do with the dataset at ``key``, for the evidence."""
@@ -360,9 +381,10 @@ class DataFlow:
             epochs=max(known) if known and len(known) == len(counts) else None,
             one_epoch=bool(counts) and all(n == 1 for n in counts),
             handled_by=self.handled.get(key, ""),
-            returned_by=self.returned.get(key, ("", False))[0],
+            returned_by=self.returned.get(key, ("", False, ""))[0],
+            returned_as=self.returned.get(key, ("", False, ""))[2],
             distributed=key in self.distributed,
-            training_flag=self.returned.get(key, ("", False))[1],
+            training_flag=self.returned.get(key, ("", False, ""))[1],
         )
 
     def strategy_of(self, pipeline: Pipeline) -> Obj | None:
@@ -450,6 +472,16 @@ class DataFlow:
                 if not look(stages[i], _before(stages, i)):
                     break
         return extended
+
+
+def imported_in(value: Value) -> Iterator[Imported]:
+    """What calls to functions of the project's other modules returned, in ``value``."""
+    if isinstance(value, Imported):
+        if value.called and value.origin:
+            yield value
+    elif isinstance(value, Seq):
+        for item in value.items:
+            yield from imported_in(item)
 
 
 def datasets_in(value: Value) -> Iterator[Pipeline]:

@@ -36,7 +36,12 @@ from pipedoctor.pipeline import (
 from pipedoctor.static import api, flow
 from pipedoctor.static.flow import DataFlow
 from pipedoctor.static.functions import FunctionInspector, only_waits
-from pipedoctor.static.names import canonical, dotted_name, import_table
+from pipedoctor.static.names import (
+    canonical,
+    dotted_name,
+    import_table,
+    project_import_table,
+)
 from pipedoctor.static.notebook import source_lines
 from pipedoctor.static.reach import UNSEEN_SCOPE, StrategyReach, batch_facts_of
 from pipedoctor.static.uses import STREAM_WRAPPERS, DatasetUses
@@ -51,6 +56,7 @@ from pipedoctor.static.values import (
     Frame,
     Func,
     FunctionNode,
+    Imported,
     Instance,
     Method,
     Obj,
@@ -97,10 +103,12 @@ TFDS_WRITERS = frozenset({"_generate_examples", "_split_generators"})
 EVALUATING_METHODS = frozenset({"evaluate", "predict", "predict_on_batch", "test_on_batch"})
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 RELEVANT_WORDS = re.compile(
-    r"^(?:.*(?:Dataset|dataset|Strategy|strategy|tfds).*|ds|fit)$", re.MULTILINE
+    r"^(?:.*(?:Dataset|dataset|Strategy|strategy|tfds).*|ds|fit|apply_gradients|input_fn)$",
+    re.MULTILINE,
 )
-"""Identifiers that say a function may build or distribute a dataset, found among
-identifiers written one to a line."""
+"""Identifiers that say a function may build, distribute or train on a dataset (one another
+module's function returned, for the project pass), found among identifiers written one to a
+line."""
 
 
 class ModuleInterpreter(DatasetUses):
@@ -115,6 +123,7 @@ class ModuleInterpreter(DatasetUses):
         self.mentions_made_up = lowered is None or any(w in lowered for w in MADE_UP)
         self.memo: dict[tuple, Value] = {}
         self.imports = import_table(tree)
+        self.project_imports = project_import_table(tree)
         self.module = Frame()
         self.training = TrainingSetup(static=True)
         self.flow = DataFlow(exports_module_names=not path.endswith(".ipynb"))
@@ -137,6 +146,8 @@ class ModuleInterpreter(DatasetUses):
         self.executed: set[ast.AST] = set()
         self.map_functions: set[ast.AST] = set()
         self.standalone: ast.AST | None = None
+        self.standalone_key = ""
+        """The standalone function as other modules call it: ``make_ds``, ``Loader.build``."""
         self.factory_flag = False
         """The function that made the standalone one takes a flag that says training."""
         self.chief_depth = 0
@@ -200,7 +211,7 @@ class ModuleInterpreter(DatasetUses):
         self.reach.finish(unentered_strategy_lines(self.tree))
         self.mark_applied_options(pipelines)
         discarded = [self.discarded_ends(p, pipelines) for p in self.discarded]
-        return Analysis(self.path, pipelines, self.training, discarded)
+        return Analysis(self.path, pipelines, self.training, discarded, self.flow.project_uses)
 
     def discarded_ends(self, thrown: Pipeline, pipelines: list[Pipeline]) -> Pipeline:
         """A thrown-away transformation, with the ends of the dataset it was meant to change:
@@ -366,6 +377,7 @@ class ModuleInterpreter(DatasetUses):
         """Analyse a function nobody in the module calls: what it returns ends elsewhere."""
         bound: tuple[Value, ...] = (Instance(owner),) if owner is not None else ()
         self.standalone = function
+        self.standalone_key = f"{owner.node.name}.{function.name}" if owner else function.name
         distribution = self.reach.distribution
         try:
             made = self.call(Func(function, self.module, bound=bound, owner=owner), [], {})
@@ -471,7 +483,12 @@ class ModuleInterpreter(DatasetUses):
                 how = f"returned from `{name}`, which nothing in this file calls"
                 flag = training_flag(self.standalone) or self.factory_flag
                 end = "export" if writes else "unknown"
-                self.flow.use(value, end, how, returned_by=(name, flag))
+                key = self.standalone_key
+                if isinstance(value, Seq):  # ``return train_ds, val_ds``: each its own item
+                    for i, item in enumerate(value.items):
+                        self.flow.use(item, end, how, returned_by=(name, flag, f"{key}[{i}]"))
+                else:
+                    self.flow.use(value, end, how, returned_by=(name, flag, key))
             frame.returns.append(value)
         elif isinstance(stmt, ast.If):
             self.exec_if(stmt, frame)
@@ -612,6 +629,8 @@ class ModuleInterpreter(DatasetUses):
             target, value = pending.pop()
             if isinstance(target, (ast.Tuple, ast.List)):
                 items = value.items if isinstance(value, Seq) else ()
+                if isinstance(value, Imported) and value.called:  # ``train, val = make_ds()``
+                    items = tuple(value.item(i) for i in range(len(target.elts)))
                 matched = len(items) == len(target.elts)
                 for i in range(len(target.elts) - 1, -1, -1):
                     element = target.elts[i]
@@ -736,6 +755,8 @@ class ModuleInterpreter(DatasetUses):
                 return base.items[index.value]
         if isinstance(base, Pipeline) and base.source.op == "tfds.load" and len(base.stages) == 1:
             return base  # ``tfds.load(name)`` without a split: a dict of splits
+        if isinstance(base, Imported) and isinstance(index, Const):
+            return base.item(index.value)  # ``make_datasets()["train"]``
         if isinstance(base, Obj) and base.kind == "array":
             # ``x[..., None]`` keeps the examples; ``x[:100]`` may not: the count is unknown
             kept = isinstance(node.slice, ast.Tuple) or isinstance(index, Const)
@@ -764,6 +785,8 @@ class ModuleInterpreter(DatasetUses):
             return value
         if name in self.imports:
             return self.ref(self.imports[name])
+        if name in self.project_imports:
+            return Imported(origin=self.project_imports[name])
         return OPAQUE
 
     @staticmethod
@@ -785,8 +808,8 @@ class ModuleInterpreter(DatasetUses):
             return Method(base, attr)  # inherited: ``fit``, ``compile``, ...
         if isinstance(base, ClassInfo) and attr in base.methods:
             return Func(base.methods[attr], self.module, owner=base)
-        if isinstance(base, (Unknown, Const)) and not isinstance(base, Const):
-            return Method(base, attr)
+        if isinstance(base, Imported) and not base.called:
+            return base.member(attr)  # ``data.make_ds``, ``Loader.build``
         return Method(base, attr)
 
     @staticmethod
@@ -816,7 +839,13 @@ class ModuleInterpreter(DatasetUses):
     def eval_call(self, node: ast.Call, frame: Frame) -> Value:
         callee = self.eval(node.func, frame)
         name = dotted_name(node.func)
-        builtin = name if isinstance(callee, Unknown) and frame.lookup(name or "") is None else None
+        builtin = (
+            name
+            if isinstance(callee, Unknown)
+            and not isinstance(callee, Imported)
+            and frame.lookup(name or "") is None
+            else None
+        )
         inspecting = builtin in flow.INSPECTING_BUILTINS
         self.inspecting += inspecting
         args = [OPAQUE if isinstance(a, ast.Starred) else self.eval(a, frame) for a in node.args]
@@ -846,6 +875,9 @@ class ModuleInterpreter(DatasetUses):
             result = self.call_builtin(node, builtin, args, kwargs)
             return self.scoped_object(builtin, result)
         self.consumed(node, [name or ""], args, kwargs)
+        if isinstance(callee, Imported) and callee.origin and not callee.called:
+            # ``make_ds(...)``: a function of the project's; a model one builds in a scope
+            return self.scoped_object(name or "", replace(callee, called=True))
         return OPAQUE
 
     def call(self, func: Func, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -976,6 +1008,8 @@ class ModuleInterpreter(DatasetUses):
             if name in ("get_next", "__next__", "get_next_as_optional"):
                 self.pulled(node, receiver)
             return OPAQUE
+        if isinstance(receiver, Imported) and receiver.called and name in api.TRANSFORMATIONS:
+            return receiver.after(name)  # ``make_ds().prefetch(2)``
         if isinstance(receiver, Obj) and receiver.kind == "array" and name in ARRAY_METHODS:
             return receiver  # ``x.astype("float32")``, ``x.reshape(-1, 28, 28, 1)``
         if name == "as_dataset" and receiver is not None:
@@ -987,6 +1021,8 @@ class ModuleInterpreter(DatasetUses):
             return self.source(node, "tfds.load", [], {"split": OPAQUE, **kwargs})
         input_fn = kwargs.get("input_fn", args[0] if args else None)
         if name in ("train", "evaluate", "predict") and isinstance(input_fn, Func):
+            return self.estimator_call(node, receiver, name, input_fn)
+        if name == "train" and isinstance(input_fn, Imported) and input_fn.origin:
             return self.estimator_call(node, receiver, name, input_fn)
         if name in ("fit", "fit_generator"):
             return self.fit(node, receiver, args, kwargs)
@@ -1025,6 +1061,8 @@ class ModuleInterpreter(DatasetUses):
             return self.stream(args[0])
         if name not in CONTAINER_METHODS:  # a list or dict that holds a dataset is no use
             self.consumed(node, [dotted_name(node.func) or name], args, kwargs)
+        if isinstance(receiver, Imported) and receiver.called:
+            return replace(receiver.member(name), called=True)  # ``Loader(cfg).train_ds()``
         return OPAQUE
 
     @staticmethod

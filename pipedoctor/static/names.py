@@ -8,6 +8,8 @@ resolve to the canonical ``tensorflow.data.Dataset``; Keras spellings resolve to
 from __future__ import annotations
 
 import ast
+import sys
+from collections.abc import Iterator
 from functools import lru_cache
 
 TRACKED_ROOTS = frozenset(
@@ -78,15 +80,27 @@ def canonical(dotted: str) -> str:
     return dotted.rstrip(".")
 
 
-def import_table(tree: ast.Module) -> dict[str, str]:
-    """Local name → canonical dotted path, for imports of the tracked packages, at any depth.
+def import_statements(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement of a module, at any depth.
 
     Walks statements only (imports are statements), which is far cheaper than ``ast.walk``.
     """
-    table: dict[str, str] = {}
     pending: list[ast.stmt] = list(tree.body)
     while pending:
         node = pending.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(node, field, None)
+            if children:
+                pending.extend(children)
+
+
+def import_table(tree: ast.Module) -> dict[str, str]:
+    """Local name → canonical dotted path, for imports of the tracked packages, at any depth."""
+    table: dict[str, str] = {}
+    for node in import_statements(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 root = alias.name.split(".")[0]
@@ -96,17 +110,66 @@ def import_table(tree: ast.Module) -> dict[str, str]:
                     table[alias.asname] = canonical(alias.name)
                 else:
                     table[root] = root
-        elif isinstance(node, ast.ImportFrom):
+        else:
             if not node.module or node.level or node.module.split(".")[0] not in RESOLVED_ROOTS:
                 continue
             for alias in node.names:
                 if alias.name != "*":
                     table[alias.asname or alias.name] = canonical(f"{node.module}.{alias.name}")
+    return table
+
+
+NOT_PROJECT_ROOTS = frozenset(sys.stdlib_module_names) | {
+    "absl",
+    "cv2",
+    "h5py",
+    "jax",
+    "librosa",
+    "matplotlib",
+    "PIL",
+    "scipy",
+    "seaborn",
+    "six",
+    "tensorflow_addons",
+    "tensorflow_hub",
+    "tensorflow_io",
+    "tfx",
+    "torch",
+    "tqdm",
+    "transformers",
+    "wandb",
+    "yaml",
+}
+"""Packages that are never a module of the user's project (the standard library, and the
+libraries training code imports most), besides those the analysis resolves."""
+
+
+def project_import_table(tree: ast.Module) -> dict[str, str]:
+    """Local name → dotted name as imported, for imports that may be modules of the user's
+    own project: relative ones (``from .data import make_ds`` → ``.data.make_ds``) and
+    absolute ones of packages that are not known libraries. Which of them are files of the
+    project is for the project pass to find."""
+    table: dict[str, str] = {}
+    for node in import_statements(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                root = alias.name.split(".")[0]
+                if root in RESOLVED_ROOTS or root in NOT_PROJECT_ROOTS:
+                    continue
+                if alias.asname:
+                    table[alias.asname] = alias.name
+                else:
+                    table[root] = root
         else:
-            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-                children = getattr(node, field, None)
-                if children:
-                    pending.extend(children)
+            module = node.module or ""
+            root = module.split(".")[0]
+            if not node.level and (root in RESOLVED_ROOTS or root in NOT_PROJECT_ROOTS):
+                continue
+            prefix = "." * node.level + module
+            for alias in node.names:
+                if alias.name != "*":
+                    dot = "." if module else ""
+                    table[alias.asname or alias.name] = f"{prefix}{dot}{alias.name}"
     return table
 
 

@@ -9,18 +9,20 @@ two jobs; it relies on the interpreter's state (``flow``, ``reach``, ``loops``, 
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import Any
 
 from pipedoctor.pipeline import Pipeline
 from pipedoctor.static import flow
 from pipedoctor.static.evidence import files_to_shard, same_data_everywhere
-from pipedoctor.static.flow import datasets_in
+from pipedoctor.static.flow import datasets_in, imported_in
 from pipedoctor.static.reach import TF_DISTRIBUTE, UNSEEN_SCOPE, batch_facts_of
 from pipedoctor.static.values import (
     OPAQUE,
     Const,
     Frame,
     Func,
+    Imported,
     Obj,
     Seq,
     Stream,
@@ -97,8 +99,9 @@ class DatasetUses:
         return f"{what} (line {self.location(node).line})"
 
     def trained(self, node: ast.AST, value: Value, end: str, **context: Any) -> None:
-        """A dataset handed to training: tell the strategy reach which batches it trains on."""
-        if end != "training":
+        """A dataset handed to training: tell the strategy reach which batches it trains on
+        (not one another module's function returned: that one's module has its batches)."""
+        if end != "training" or isinstance(value, Imported):
             return
         batches: list[int] = []
         for pipeline in datasets_in(value):
@@ -133,6 +136,10 @@ class DatasetUses:
                 how = self.where(node, f"a loop over it that reads as {end}")
                 self.flow.use(iterated, end, how, self.loop_epochs())
                 self.trained(node, iterated, end)
+            elif isinstance(iterated, Imported) and iterated.called:
+                # what a function of another module returned: for the project pass alone
+                end = self.loop_end()
+                self.flow.use(iterated, end, self.where(node, f"a loop that reads as {end}"))
             self.exec_block(body, frame)
         finally:
             self.loops.pop()
@@ -157,7 +164,8 @@ class DatasetUses:
         the strategy its ``fit`` runs under, can be checked."""
         short = name.rsplit(".", 1)[-1]
         builds = short[:1].isupper() or "model" in short.lower()
-        if not (self.reach.scopes and result is OPAQUE and builds):
+        opaque = result is OPAQUE or isinstance(result, Imported)
+        if not (self.reach.scopes and opaque and builds):
             return result
         value = Obj("object", short, (("id", next(self.ids)),))
         self.reach.model_created(value, None)
@@ -203,11 +211,11 @@ class DatasetUses:
     def stream(value: Value) -> Value:
         if isinstance(value, Pipeline):
             return Stream(value)
-        return value if isinstance(value, Stream) else OPAQUE
+        return value if isinstance(value, (Stream, Imported)) else OPAQUE
 
     def pulled(self, node: ast.AST, value: Value) -> None:
         """``next(iterator)``: the loop around it says what the element is for."""
-        if isinstance(value, (Pipeline, Stream)):
+        if isinstance(value, (Pipeline, Stream, Imported)):
             end = self.loop_end()
             how = self.where(node, f"`next()` in a loop that reads as {end}")
             self.flow.use(value, end, how, self.loop_epochs() if self.loops else False)
@@ -223,7 +231,9 @@ class DatasetUses:
     ) -> None:
         """Datasets handed to a call the analysis cannot follow end as its name says."""
         values = [*args, *kwargs.values()]
-        if not any(True for v in values for _ in datasets_in(v)):
+        if not any(True for v in values for _ in datasets_in(v)) and not any(
+            True for v in values for _ in imported_in(v)
+        ):
             return
         named = [*names, *flow.function_names(values)]
         end = flow.consumer_end(named) or ("unknown" if untracked else None)
@@ -302,9 +312,18 @@ class DatasetUses:
                 self.flow.distribute(dataset, strategy)
         return OPAQUE
 
-    def estimator_call(self, node: ast.Call, estimator: Value, name: str, input_fn: Func) -> Value:
+    def input_fn_result(self, input_fn: Func | Imported) -> Value:
+        """What an Estimator's ``input_fn`` gives: the function analysed, or, for one of another
+        module of the project (``input_fn=data.train_input_fn``), what calling it returns."""
+        if isinstance(input_fn, Imported):
+            return input_fn if input_fn.called else replace(input_fn, called=True)
+        return self.call(input_fn, [], {})
+
+    def estimator_call(
+        self, node: ast.Call, estimator: Value, name: str, input_fn: Func | Imported
+    ) -> Value:
         """``estimator.train(input_fn=...)``: the function's dataset trains (or evaluates)."""
-        dataset = self.call(input_fn, [], {})
+        dataset = self.input_fn_result(input_fn)
         end = "training" if name == "train" else "evaluation"
         self.flow.use(dataset, end, self.where(node, f"an Estimator's `{name}`"), None)
         if end == "training":
@@ -332,6 +351,8 @@ class DatasetUses:
             dataset = self.call(dataset, [OPAQUE], {}) if isinstance(dataset, Func) else OPAQUE
         if isinstance(dataset, Pipeline):
             return Stream(dataset, strategy)
+        if isinstance(dataset, Imported) and dataset.called:
+            return dataset.after(name)  # its iterators prefetch to each replica
         return OPAQUE
 
     def compile(self, node: ast.Call, model: Value, optimizers: list[Value]) -> None:
@@ -404,9 +425,9 @@ class DatasetUses:
             return Obj("runconfig", short, (("strategy", strategy),))
         if short in ("TrainSpec", "EvalSpec"):
             input_fn = kwargs.get("input_fn", args[0] if args else None)
-            if isinstance(input_fn, Func):
+            if isinstance(input_fn, (Func, Imported)):
                 self.flow.use(
-                    self.call(input_fn, [], {}),
+                    self.input_fn_result(input_fn),
                     "training" if short == "TrainSpec" else "evaluation",
                     self.where(node, f"`{short}`"),
                     None,

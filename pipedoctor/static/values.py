@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipedoctor.pipeline import Pipeline
@@ -29,6 +29,37 @@ class Unknown:
 
 OPAQUE = Unknown()
 REPLICAS = Unknown(replicas=True)
+
+
+@dataclass(frozen=True)
+class Imported(Unknown):
+    """A name imported from a module of the user's own project (``from data import make_ds``),
+    or what calling it gives: unknown here, but the project pass
+    (:mod:`pipedoctor.static.project`) can find the function in another file of the lint, and
+    learn there whether what it returns is a dataset that trains."""
+
+    origin: str = ""
+    """The dotted name as imported: ``pkg.data.make_ds``, or ``.data.make_ds`` (relative)."""
+    called: bool = False
+    index: str | None = None
+    """The item taken from what the call returned (``train_ds, val_ds = make_ds()``)."""
+    then: tuple[str, ...] = ()
+    """What the caller did with the result before it trained (``map``, ``prefetch``, a
+    strategy's distribution): the dataset trained is then not the one returned as it was."""
+
+    def member(self, name: str) -> Imported:
+        """``module.name``, ``Class.method``, or a method called on what a call returned."""
+        if self.index is not None or self.then:
+            return Imported(origin="")
+        return Imported(origin=f"{self.origin}.{name}" if self.origin else "")
+
+    def item(self, index: object) -> Imported:
+        if not self.called or self.index is not None:
+            return Imported(origin="")
+        return replace(self, index=str(index))
+
+    def after(self, step: str) -> Imported:
+        return replace(self, then=(*self.then, step))
 
 
 @dataclass(frozen=True)
