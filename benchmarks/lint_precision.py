@@ -10,7 +10,7 @@ keeps; then the true findings no longer reported and any finding without a verdi
     python benchmarks/lint_precision.py CORPUS_DIR --labels tests/corpus/firstlook-4 \\
                                         [--labels tests/corpus/firstlook-5 ...]
                                         [--unjudged unjudged.csv] [--mark-reported]
-                                        [--write rules/precision.json]
+                                        [--write rules/precision.json] [--by-evidence]
 
 CORPUS_DIR holds one folder per repository named ``owner+name`` (``tensorflow+docs``), each
 holding the ``.py`` and ``.ipynb`` files of the commit named in the labels, at their paths in
@@ -22,7 +22,9 @@ finding), ``labels.csv`` holds the verdicts given at the first look, ``later.csv
 findings that appeared after a rule changed, and ``misses.csv`` the problems the first look saw
 the lint miss (recall), ``duplicates.csv`` the files that are near-copies of another file of
 the corpus (``--once``: their findings are left out, so each group is judged once).
-``--write`` writes the per-rule, per-tier figures over every corpus
+``--by-evidence`` also counts the verdicts of the judged findings below ``high`` by the one
+fact each assumes: what a front end that showed that fact would add to the ``high`` tier, and
+at what precision. ``--write`` writes the per-rule, per-tier figures over every corpus
 given as the table the rule pages (``pipedoctor explain``, ``docs/rules/``) quote; after it,
 ``pipedoctor explain --pages docs/rules`` writes the site's pages again.
 
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterable
@@ -124,6 +127,8 @@ class Evaluation:
     """Every finding the lint reports now, with its confidence."""
     files: int
     unjudged: list[Key] = field(default_factory=list)
+    assumed: dict[Key, tuple[str, ...]] = field(default_factory=dict)
+    """Each finding reported now → the facts it assumes (``data: read from files (…)``)."""
 
     @property
     def judged(self) -> dict[Key, Label]:
@@ -171,12 +176,36 @@ def evaluate(
         raise FileNotFoundError(f"{len(missing)} labelled files are missing, e.g. {missing[0]}")
     report = lint_paths(paths, Config(confidence="low"))
     reported: dict[Key, str] = {}
+    assumed: dict[Key, tuple[str, ...]] = {}
     for finding in report.findings:
         key = finding_key(finding, corpus)
         if key is not None:
             reported[key] = finding.confidence
+            assumed[key] = tuple(
+                f"{e.fact}: {LINE.sub('', e.detail)}" for e in finding.evidence if not e.shown
+            )
     unjudged = sorted(key for key in reported if key not in by_key)
-    return Evaluation(by_key, reported, len(files), unjudged)
+    return Evaluation(by_key, reported, len(files), unjudged, assumed)
+
+
+LINE = re.compile(r" \(line \d+\)|`[^`]*`|\d[\d,]*")
+"""What varies from place to place in a fact's detail: lines, names, counts."""
+
+
+def by_evidence(evaluation: Evaluation) -> list[str]:
+    """Verdicts of the judged findings below ``high`` by the one fact each assumes: what
+    showing that fact would add to the ``high`` tier (findings assuming more are counted by
+    how many)."""
+    groups: dict[str, Counter[str]] = {}
+    for key, label in evaluation.judged.items():
+        facts = evaluation.assumed.get(key, ())
+        name = facts[0] if len(facts) == 1 else " + ".join(f.split(":")[0] for f in facts)
+        if facts:
+            groups.setdefault(f"{label.rule} {name}", Counter())[label.verdict] += 1
+    lines = ["| rule and the fact assumed | true | false | debatable |", "|---|---:|---:|---:|"]
+    for name, counts in sorted(groups.items(), key=lambda item: -sum(item[1].values())):
+        lines.append(f"| {name} | {counts['true']} | {counts['false']} | {counts['debatable']} |")
+    return lines
 
 
 def without_copies(evaluation: Evaluation, copies: set[tuple[str, str]]) -> Evaluation:
@@ -190,6 +219,7 @@ def without_copies(evaluation: Evaluation, copies: set[tuple[str, str]]) -> Eval
         {k: v for k, v in evaluation.reported.items() if kept(k)},
         evaluation.files - len(copies),
         [k for k in evaluation.unjudged if kept(k)],
+        {k: v for k, v in evaluation.assumed.items() if kept(k)},
     )
 
 
@@ -322,6 +352,11 @@ def main() -> None:
         "--once", action="store_true", help="judge each group of near-duplicate files once"
     )
     parser.add_argument("--min-precision", type=float, default=0.9)
+    parser.add_argument(
+        "--by-evidence",
+        action="store_true",
+        help="also count the verdicts below `high` by the fact each finding assumes",
+    )
     args = parser.parse_args()
     if not args.corpus.is_dir():
         sys.exit(f"no such corpus folder: {args.corpus}")
@@ -336,6 +371,15 @@ def main() -> None:
         )
         print("## every corpus given\n")
         print("\n".join(table(merged)))
+    if args.by_evidence:
+        merged = Evaluation(
+            {k: v for e in evaluations for k, v in e.labels.items()},
+            {k: v for e in evaluations for k, v in e.reported.items()},
+            sum(e.files for e in evaluations),
+            assumed={k: v for e in evaluations for k, v in e.assumed.items()},
+        )
+        print("\n## judged findings below `high`, by what they assume\n")
+        print("\n".join(by_evidence(merged)))
     unjudged = [key for e in evaluations for key in e.unjudged]
     if unjudged and args.unjudged:
         with args.unjudged.open("w", newline="", encoding="utf-8") as handle:
