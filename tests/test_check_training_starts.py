@@ -30,4 +30,5 @@ def test_evaluate_and_predict_before_fit_are_no_training(tmp_path: Path) -> None
         assert m[f"{name}_samples_per_s"] > 0, name
     assert m["replicas"] == 2 and m["strategy"] == "MirroredStrategy"
     assert data["verdict"] in ("input-bound", "balanced", "compute-bound")
+    assert "stages" not in m and any("no input-pipeline rule" in n for n in data["notes"])
     assert list(tmp_path.iterdir()) == []

@@ -11,7 +11,7 @@ from typing import Any
 from pipedoctor.diagnosis import NO_GAIN, WORTH_FIXING
 from pipedoctor.pipeline import Analysis
 from pipedoctor.report import Finding, Severity
-from pipedoctor.rules import ALL_RULES, Selection, run_rules
+from pipedoctor.rules import ALL_RULES, Selection, load_catalog, run_rules
 
 
 @dataclass
@@ -139,6 +139,12 @@ def diagnose(
     if counted:
         result.measurements["input_files"] = sum(counted)
     analysis = Analysis("<graph>", [gp.pipeline])
+    if not any(selection.enabled(rule) for rule in graph_rules()):
+        result.notes.append(  # nothing would judge the rates, and no fix of theirs is wanted
+            "per-stage rates and what-if fixes: not timed, no input-pipeline rule (PD1xx) "
+            "is selected"
+        )
+        return result
     if time.perf_counter() >= deadline - 1.0:
         result.notes.append(
             "per-stage rates and what-if fixes: skipped, the check's budget ran out"
@@ -174,6 +180,12 @@ def diagnose(
     findings = run_rules(analysis, "graph", selection, result.measurements)
     result.findings = with_gains(list(findings), outcome.fixes)
     return result
+
+
+def graph_rules() -> list[str]:
+    """The rules that judge a pipeline read from its graph: what per-stage rates and what-if
+    fixes are timed for."""
+    return [rule.id for rule in load_catalog().values() if "graph" in rule.scope]
 
 
 def cache_limits(selection: Selection, free_ram_bytes: int | None) -> Any:
