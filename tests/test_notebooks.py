@@ -145,6 +145,34 @@ def test_a_broken_cell_is_reported_and_the_rest_still_linted(tmp_path: Path) -> 
     assert "PD000" not in {f.rule for f in lint(path, confidence="medium").findings}
 
 
+@pytest.mark.parametrize(
+    "blank",
+    [
+        "epochs = ?  # Replace ? with an integer.\n",
+        "positives = frame[ ? ]  # a way to filter\n",
+        "metrics = [\n    'accuracy',\n    ?  # write code here\n]\n",
+        "model.fit(x, y, epochs=50,\n          batch_size=,  # set batch size here\n)\n",
+        "limits = {'min': , 'max': 3}\n",
+        "layer = Dense(8, activation=)\n",
+    ],
+)
+def test_blanks_written_as_a_question_mark_or_left_empty_are_exercises(
+    tmp_path: Path, blank: str
+) -> None:
+    path = tmp_path / "exercise.ipynb"
+    path.write_text(notebook("import tensorflow as tf\n", blank))
+    (broken,) = lint(path, confidence="low").findings
+    assert broken.rule == "PD000" and broken.confidence == "low", broken
+    assert [e.fact for e in broken.assumed] == ["runs"]
+
+
+def test_a_real_syntax_error_is_no_exercise(tmp_path: Path) -> None:
+    path = tmp_path / "broken.ipynb"
+    path.write_text(notebook("import tensorflow as tf\n", "x = frame[:, 0\nprint(x)\n"))
+    (broken,) = lint(path, confidence="low").findings
+    assert broken.rule == "PD000" and broken.confidence == "high"
+
+
 def test_python_2_is_not_analysed_at_the_lowest_tier_and_a_future_import_may_follow_a_magic(
     tmp_path: Path,
 ) -> None:

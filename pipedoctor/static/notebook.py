@@ -65,13 +65,17 @@ _AUTOMAGIC = re.compile(
 )
 """IPython commands usable without ``%`` (automagic), when the line is no Python statement."""
 EXERCISE = re.compile(
-    r"your code|start code here|fill in|fill me|replace (?:this|none)|<your|_{3,}|\btodo\b"
-    r"|[=(,\[]\s*\?\?|\?\?\s*[,)\]]",  # ``Input(??)``: a blank, not IPython's ``obj??``
-    re.IGNORECASE,
+    r"your code|start code here|write code here|fill in|fill me|replace (?:this|none|\?)"
+    r"|<your|_{3,}|\btodo\b"
+    r"|[=(,\[]\s*\?\?|\?\?\s*[,)\]]"  # ``Input(??)``: a blank, not IPython's ``obj??``
+    r"|[=(,\[]\s*\?(?=\s*(?:[,)\]#]|$))|^\s*\?\s*(?:#|$)"  # ``epochs = ?``, ``df[ ? ]``
+    r"|(?<![=!<>])=\s*[,)]|['\"]\s*:\s*,",  # ``batch_size=,``, ``activation=)``, ``'min': ,``
+    re.IGNORECASE | re.MULTILINE,
 )
 """What a lesson's exercise blank says (``x = # YOUR CODE HERE``, ``None  # TODO``,
-``Dense(128, activation=??)``): a cell left for the student to complete is not meant to run as
-written."""
+``Dense(128, activation=??)``, ``epochs = ?  # Replace ? with an integer``, a value left
+empty: ``fit(x, batch_size=, ...)``): a cell left for the student to complete is not meant to
+run as written. Only a cell that does not parse is asked."""
 _HELP = re.compile(r"^\s*\?\??\s*[\w.]+\s*$|^\s*[\w.()\[\]]+\?\??\s*$")
 
 
