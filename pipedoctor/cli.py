@@ -31,6 +31,20 @@ from pipedoctor.rules import RuleFileError, load_catalog
 LONGER_WORTH_IT = 10.0
 """An inconclusive check suggests a longer ``--timeout`` only up to this many times the one
 it had; beyond, it says the figures sit on the threshold instead of asking for hours."""
+LONGER_AT_LEAST = 1.5
+"""The least it suggests: where the intervals' estimate says the budget it had was about
+enough (the measurement that straddled was cut short by start-up or load), the same
+``--timeout`` again is no advice."""
+
+
+def longer_check(timeout: float, undecided: dict | None) -> str:
+    """What an inconclusive check advises: a ``--timeout`` long enough for the intervals to
+    decide, as their estimate (``undecided["longer"]``) says, never the same one again."""
+    longer = float((undecided or {}).get("longer") or 2)
+    if longer > LONGER_WORTH_IT:
+        return f"the figures sit on it: only a check about x{longer:g} longer would decide"
+    return f"check again with --timeout {math.ceil(timeout * max(longer, LONGER_AT_LEAST))} or more"
+
 
 if TYPE_CHECKING:
     from pipedoctor.capture.runner import Continuation
@@ -496,14 +510,7 @@ def run_check(args: argparse.Namespace) -> int:
         return fix_measured(checked.report, script, config, args, fail_on)
     code = report_and_gate(checked.report, args, fail_on, args.min_ratio)
     if checked.report.verdict == "inconclusive" and checked.report.incomplete is None:
-        undecided = checked.report.measurements.get("undecided") or {}
-        longer = float(undecided.get("longer") or 2)
-        budget = math.ceil(args.timeout * longer)
-        advice = (
-            f"check again with --timeout {budget} or more"
-            if longer <= LONGER_WORTH_IT
-            else f"the figures sit on it: only a check about x{longer:g} longer would decide"
-        )
+        advice = longer_check(args.timeout, checked.report.measurements.get("undecided"))
         sys.stderr.write(
             "pipedoctor: error: inconclusive: the throughputs' intervals straddle the verdict's "
             f"threshold; {advice}\n"

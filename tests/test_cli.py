@@ -238,3 +238,19 @@ def test_demo_lints_the_bundled_script() -> None:
     assert all(f["path"].endswith("train_demo.py") for f in data["findings"])
     assert {f["confidence"] for f in data["findings"]} == {"medium"}
     assert done.returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("longer", "advice"),
+    [
+        (None, "check again with --timeout 44 or more"),  # no estimate: twice the budget
+        (3.0, "check again with --timeout 66 or more"),
+        (1.0, "check again with --timeout 33 or more"),  # never the same budget again
+        (0.7, "check again with --timeout 33 or more"),
+        (25.0, "the figures sit on it: only a check about x25 longer would decide"),
+    ],
+)
+def test_an_inconclusive_check_asks_for_a_longer_budget(longer, advice) -> None:
+    from pipedoctor.cli import longer_check
+
+    assert longer_check(22, {"longer": longer} if longer else None) == advice
