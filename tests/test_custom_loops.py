@@ -182,8 +182,11 @@ def test_a_dataset_distributed_by_hand_then_fit_is_measured_as_fit(tmp_path: Pat
     # Two replicas: the ceiling on one of them and the parity run come before training,
     # whose timing runs to its cap here; the throughputs end about 25 s after the start.
     code, data, stderr = check("distributed_then_fit.py", tmp_path, timeout="40")
-    assert code in (0, 1), stderr[-2000:]
+    # what is asserted is that it is measured as fit, not the verdict: on a slower host the
+    # two-replica figures can straddle the threshold (inconclusive, exit 2, figures reported)
+    assert code in (0, 1) or data.get("verdict") == "inconclusive", stderr[-2000:]
     m = data["measurements"]
+    assert m.get("incomplete") is None
     assert m["replicas"] == 2 and m["strategy"] == "MirroredStrategy"
     assert m["ceiling_samples_per_s"] > 0 and m["training_samples_per_s"] > 0
     assert m["scaling_efficiency"] > 0  # the copy of the model ran on one replica too
