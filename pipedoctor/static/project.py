@@ -120,9 +120,12 @@ class Trained:
     detail: str
 
 
-def trained_functions(uses: dict[Path, list[ProjectUse]], modules: Modules) -> list[Trained]:
+def trained_functions(
+    uses: dict[Path, list[ProjectUse]], modules: Modules, shown_as: dict[Path, str]
+) -> list[Trained]:
     """Every function of the lint whose result some file trains on, as returned; followed
-    through functions that return another module's result to their own callers."""
+    through functions that return another module's result to their own callers. ``shown_as``:
+    each caller's path as the lint's findings give it."""
     found: list[Trained] = []
     relays: list[tuple[Path, ProjectUse]] = []
     for caller, caller_uses in uses.items():
@@ -135,7 +138,7 @@ def trained_functions(uses: dict[Path, list[ProjectUse]], modules: Modules) -> l
             if (use.origin, use.index) in distributed:
                 continue  # a strategy's iterators prefetch it: another pipeline trains
             for target in modules.resolve(caller, use.origin, use.index):
-                detail = f"`{display(caller)}` hands it to {use.how or use.end}"
+                detail = f"`{shown_as[caller]}` hands it to {use.how or use.end}"
                 found.append(Trained(target, detail))
     grew = True
     while grew:  # a chain of functions each returning the next one's dataset
@@ -147,17 +150,10 @@ def trained_functions(uses: dict[Path, list[ProjectUse]], modules: Modules) -> l
             for target in modules.resolve(caller, use.origin, use.index):
                 if not any(t.target == target for t in found):
                     name = use.returned_as.split("[")[0]
-                    detail = f"{via.detail}, through `{name}` in `{display(caller)}`"
+                    detail = f"{via.detail}, through `{name}` in `{shown_as[caller]}`"
                     found.append(Trained(target, detail))
                     grew = True
     return found
-
-
-def display(path: Path) -> str:
-    try:
-        return path.relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return path.as_posix()
 
 
 def link_project(
@@ -171,7 +167,8 @@ def link_project(
     if not linked or not any(uses.values()):
         return findings
     modules = Modules(absolute(f) for f in files)
-    trained = trained_functions({absolute(p): u for p, u in uses.items() if u}, modules)
+    shown_as = {absolute(p): p for p in uses}
+    trained = trained_functions({absolute(p): u for p, u in uses.items() if u}, modules, shown_as)
     if not trained:
         return findings
     catalog = load_catalog()
