@@ -64,6 +64,7 @@ FACTS = {
     "runs": "the code is meant to run as written",
     "memory": "the decoded data fits in RAM",
     "shared": "every worker reads the same data",
+    "runtime": "TensorFlow does not already do it at run time",
 }
 """Each fact's name in the JSON contract, and how a person reads it."""
 

@@ -45,6 +45,7 @@ from pipedoctor.static.notebook import (
 )
 from pipedoctor.static.project import link_project
 from pipedoctor.static.python2 import python2_sign
+from pipedoctor.static.runtime import project_pins, runtime_of
 from pipedoctor.suppression import unsuppressed
 
 SKIPPED_DIRS = frozenset(
@@ -304,10 +305,13 @@ def lint_text(
     selection: Selection,
     scopes: str | tuple[str, ...] = "static",
     measurements: dict[str, Any] | None = None,
+    whole: str | None = None,
 ) -> FileResult:
     """Findings for one module's source text (parse errors become PD000, and so does a
     module the analysis could not finish). A check passes its measurements and
-    ``("runtime", "static")`` so rules that can use them do."""
+    ``("runtime", "static")`` so rules that can use them do. ``whole`` is the file's text as
+    written when ``text`` is only its code (a notebook's JSON, whose ``!pip install`` lines
+    say which TensorFlow it runs on)."""
     try:
         if not worth_analysing(text):
             check_syntax(text, path)
@@ -328,6 +332,7 @@ def lint_text(
     findings: list[Finding] = []
     try:
         analysis, incomplete = analyze(tree, path, text)
+        analysis.runtime = runtime_of(path, whole if whole is not None else text)
         findings = list(run_rules(analysis, scopes, selection, measurements))
     except RecursionError:
         problem = ("nested too deeply for the analysis to follow", None)
@@ -371,14 +376,16 @@ def lint_notebook(text: str, path: str, selection: Selection) -> FileResult:
         )
     if notebook is None:
         return FileResult()  # a notebook in another language
-    result = lint_text(notebook.text, path, selection)
+    result = lint_text(notebook.text, path, selection, whole=text)
     module = result.findings
     if any(f.rule == "PD112" for f in module):  # a cell's last expression is shown, not lost
         displayed = displayed_lines(notebook)
         module = [f for f in module if f.rule != "PD112" or f.line not in displayed]
     findings = [in_cell(f, notebook) for f in module]
     for written in notebook.written:  # each file a `%%writefile` cell writes, on its own
-        as_module = lint_text(written.text, f"{path}#{written.name}", selection)  # a .py file
+        as_module = lint_text(
+            written.text, f"{path}#{written.name}", selection, whole=text
+        )  # a .py file
         findings += [replace(in_cell(f, written), path=path) for f in as_module.findings]
     for place, message, column in notebook.broken:
         broken = syntax_finding(path, message, place.line, column)
@@ -477,6 +484,7 @@ def lint_paths(paths: Iterable[Path], config: Config) -> Report:
     """Lint files and folders; the report's findings are sorted by place. Raises
     :class:`UsageError` for a path that is neither a file nor a folder."""
     files = list(dict.fromkeys(discover(paths, config)))
+    project_pins.cache_clear()  # each lint reads the project's pins as they are now
     work = partial(lint_file, selection=config.selection)
     workers = min(os.cpu_count() or 1, 8)
     if len(files) < PARALLEL_MIN_FILES or workers == 1 or not _can_fork():

@@ -10,7 +10,10 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
+
+if TYPE_CHECKING:
+    from pipedoctor.static.runtime import Runtime
 
 AUTOTUNE = -1
 """``tf.data.AUTOTUNE``: the same sentinel TensorFlow stores in the graph."""
@@ -169,6 +172,10 @@ class FunctionFacts:
     """Random image augmentation in particular (flip, crop, brightness, ...)."""
     python: bool = False
     """Calls back into Python (``py_function``, ``numpy_function``, ``py_func``)."""
+    stateful: bool = False
+    """Uses state other than random numbers: a hash table's ``lookup``, a Keras lookup or
+    vectorisation layer. Like random ops and Python, it keeps TensorFlow from running the map
+    in parallel on its own (``map_parallelization`` leaves stateful functions alone)."""
     elementwise: bool = False
     """Only element-wise arithmetic and casts: cheaper on a whole batch than per element."""
     cheap: bool = False
@@ -669,6 +676,8 @@ class Analysis:
     each the pipeline it ends, with the ends of the dataset it was applied to."""
     project_uses: list[ProjectUse] = field(default_factory=list)
     """Datasets from functions of the project's other modules, and where they go here."""
+    runtime: Runtime | None = None
+    """The TensorFlow the code runs on, as far as its project pins it (static scope)."""
 
     def stages(self) -> list[tuple[Pipeline, Stage]]:
         """Each distinct stage once, with one pipeline that contains it (for context)."""

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from pins import on_old_tensorflow
 
 from pipedoctor import lint
 from pipedoctor.evidence import Evidence, confidence
@@ -249,6 +250,7 @@ def test_misses_of_the_first_looks_are_found() -> None:
 
 
 def test_the_gate_reports_high_and_says_what_it_left_out(tmp_path: Path) -> None:
+    on_old_tensorflow(tmp_path)
     (tmp_path / "loader.py").write_text(
         HEAD + "def make(path):\n    return tf.data.TextLineDataset(path).map(tf.strings.split)\n"
     )

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pins import on_old_tensorflow
 
 pytest.importorskip("libcst")
 
@@ -44,6 +45,7 @@ def expected(text: str) -> str:
     ],
 )
 def test_a_python_file_keeps_its_bytes(tmp_path: Path, name: str, to_bytes) -> None:
+    on_old_tensorflow(tmp_path)
     path = tmp_path / f"{name}.py"
     original = to_bytes(PIPELINE)
     path.write_bytes(original)
@@ -75,6 +77,7 @@ def notebook(cells: list[str], crlf: bool, bom: bool, version: int = 4) -> bytes
     "crlf, bom, version", [(True, False, 4), (False, True, 4), (True, True, 4), (False, False, 3)]
 )
 def test_a_notebook_keeps_its_bytes(tmp_path: Path, crlf: bool, bom: bool, version: int) -> None:
+    on_old_tensorflow(tmp_path)
     path = tmp_path / "lesson.ipynb"
     first, second = PIPELINE.split("ds = ds.map")
     path.write_bytes(notebook([first, "ds = ds.map" + second], crlf, bom, version))
@@ -86,6 +89,7 @@ def test_a_notebook_keeps_its_bytes(tmp_path: Path, crlf: bool, bom: bool, versi
 
 
 def test_a_file_the_fixer_cannot_parse_is_skipped_and_the_others_are_fixed(tmp_path: Path) -> None:
+    on_old_tensorflow(tmp_path)
     deep = tmp_path / "deep.py"
     # Python's parser reads 1,500 terms (so the lint analyses the file and finds the map),
     # the fixer's does not. A file Python's parser rejects is a PD000 finding, not fixed.

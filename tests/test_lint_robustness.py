@@ -16,6 +16,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from pins import on_old_tensorflow
 
 import pipedoctor
 from pipedoctor.cli import main
@@ -150,6 +151,7 @@ def test_a_long_file_of_map_lines_is_linear() -> None:
 
 
 def test_a_fifo_in_a_folder_does_not_block_the_lint(tmp_path: Path) -> None:
+    on_old_tensorflow(tmp_path)
     (tmp_path / "train.py").write_text(HEADER + f"model.fit(ds.map({SLOW_MAP}))\n")
     os.mkfifo(tmp_path / "pipe.py")
     done = run("lint", str(tmp_path), "--format", "json")  # it used to block forever
@@ -424,6 +426,7 @@ def test_stdout_on_a_full_device_is_one_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize("fmt", ["text", "sarif", "json", "github"])
 def test_file_names_that_are_not_utf8_are_reported(tmp_path: Path, fmt: str) -> None:
     name = os.fsdecode(b"tr\xffain.py")
+    on_old_tensorflow(tmp_path)
     (tmp_path / name).write_text(HEADER + f"model.fit(ds.map({SLOW_MAP}))\n")
     done = subprocess.run(
         [sys.executable, "-m", "pipedoctor", "lint", ".", "--format", fmt],
@@ -594,6 +597,7 @@ def test_a_notebook_number_past_the_digit_limit_is_a_finding_and_the_rest_is_che
 ) -> None:
     """JSON holding an integer of more than 4,300 digits made Python's parser raise ValueError,
     an internal error that left the other files unchecked."""
+    on_old_tensorflow(tmp_path)
     (tmp_path / "big.ipynb").write_text('{"cells": [], "nbformat_minor": ' + "9" * 5000 + "}")
     (tmp_path / "train.py").write_text(HEADER + f"model.fit(ds.map({SLOW_MAP}), epochs=3)\n")
     done = run("lint", str(tmp_path), "--format", "json")

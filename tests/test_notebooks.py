@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pins import on_old_tensorflow
 
 from pipedoctor import lint
 from pipedoctor.render import render
@@ -58,6 +59,7 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_notebook_findings_are_placed_by_cell_and_line(tmp_path: Path) -> None:
+    on_old_tensorflow(tmp_path)
     path = tmp_path / "train.ipynb"
     path.write_text(TRAINING)
     report = lint(path)
@@ -121,6 +123,7 @@ def test_ipython_lines_are_left_out_and_indented_cells_dedented() -> None:
 
 
 def test_a_broken_cell_is_reported_and_the_rest_still_linted(tmp_path: Path) -> None:
+    on_old_tensorflow(tmp_path)
     path = tmp_path / "exercise.ipynb"
     path.write_text(
         notebook(
@@ -274,6 +277,7 @@ def test_notebook_in_another_language_is_skipped(tmp_path: Path) -> None:
 
 
 def test_text_json_sarif_and_github_name_the_cell(tmp_path: Path) -> None:
+    on_old_tensorflow(tmp_path)
     (tmp_path / "train.ipynb").write_text(TRAINING)
     text = run("lint", "train.ipynb", cwd=tmp_path).stdout
     assert "train.ipynb:cell 6:2:9: PD102 [warning] sequential-map" in text
@@ -302,6 +306,7 @@ def test_text_json_sarif_and_github_name_the_cell(tmp_path: Path) -> None:
 
 
 def test_suppression_and_folders_work_for_notebooks(tmp_path: Path) -> None:
+    on_old_tensorflow(tmp_path)
     cells = json.loads(TRAINING)
     code = cells["cells"][5]["source"]
     code[1] = code[1].rstrip("\n") + "  # pipedoctor: ignore[PD102]\n"

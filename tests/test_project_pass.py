@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pins import on_old_tensorflow
 
 from pipedoctor.config import Config
 from pipedoctor.lint import lint_paths
@@ -54,7 +55,7 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 def trains(root: Path, files: dict[str, str]) -> dict[tuple[str, int], tuple[str, str]]:
     """Lint ``root`` at every tier: (file, line) of each PD102 → (confidence, the trains fact)."""
-    write(root, files)
+    write(on_old_tensorflow(root), files)
     cwd = os.getcwd()
     os.chdir(root)
     try:

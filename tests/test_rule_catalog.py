@@ -24,9 +24,10 @@ MARKER = re.compile(r"#\s*(ruleid|ok)(?:\[(high|medium|low)\])?:\s*(PD\d{3}(?:\s
 SHARED = FIXTURES / "shared"
 """Fixtures of one whole script each, marked for every rule the script concerns."""
 
-EXAMPLE_ASSUMES = {"PD106": {"memory", "data"}}
+EXAMPLE_ASSUMES = {"PD106": {"memory", "data"}, "PD101": {"runtime"}, "PD102": {"runtime"}}
 """Rule pages whose example is the usual case of a fact the code cannot show: a folder's
-images, whose number is on disk, may or may not fit in RAM."""
+images, whose number is on disk, may or may not fit in RAM; a snippet pins no TensorFlow, and
+2.10 and later parallelise a stateless map, 2.12 and later append the prefetch."""
 
 SHIPPED_IDS = {
     "PD000",

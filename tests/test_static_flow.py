@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from pins import on_old_tensorflow
+
 from pipedoctor import lint
 from pipedoctor.static import analyze_source
 
@@ -141,6 +143,7 @@ def test_made_up_input_is_not_judged() -> None:
 
 
 def test_unit_test_files_are_not_the_training_path(tmp_path: Path) -> None:
+    on_old_tensorflow(tmp_path)
     code = textwrap.dedent(
         """
         import tensorflow as tf

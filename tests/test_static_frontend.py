@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from pins import on_old_tensorflow
 
 from pipedoctor import lint
 from pipedoctor.pipeline import AUTOTUNE, Files
@@ -280,7 +281,7 @@ def test_canonical_guide_pipeline_has_no_findings() -> None:
 
 def test_never_imports_or_runs_the_checked_code(tmp_path: Path) -> None:
     marker = tmp_path / "was_imported"
-    script = tmp_path / "train.py"
+    script = on_old_tensorflow(tmp_path) / "train.py"
     script.write_text(
         "import pathlib\n"
         f"pathlib.Path({str(marker)!r}).write_text('ran')\n"
@@ -294,7 +295,7 @@ def test_never_imports_or_runs_the_checked_code(tmp_path: Path) -> None:
 
 
 def test_static_gate_never_imports_tensorflow(tmp_path: Path) -> None:
-    script = tmp_path / "train.py"
+    script = on_old_tensorflow(tmp_path) / "train.py"
     script.write_text(
         "import tensorflow as tf\n"
         "ds = tf.data.Dataset.list_files('*.png').map(tf.io.read_file).map(tf.io.decode_png)\n"

@@ -251,6 +251,7 @@ def missing_prefetch(context: Context) -> Iterator[Hit]:
             facts.real_data(pipeline),
             facts.library_leaves_it(pipeline),
             facts.overlap(pipeline),
+            facts.no_injected_prefetch(context.analysis.runtime),
         )
         if found is None:
             continue
@@ -291,7 +292,10 @@ def sequential_map_hits(context: Context) -> Iterator[Hit]:
         ):
             continue  # Python's work is PD108's: parallel calls barely help under the GIL
         found = context.evidence(
-            facts.trains(pipeline), facts.work(stage, pipeline), facts.real_data(pipeline)
+            facts.trains(pipeline),
+            facts.work(stage, pipeline),
+            facts.real_data(pipeline),
+            facts.no_parallelized_map(stage, context.analysis.runtime),
         )
         if found is not None:
             yield Hit(

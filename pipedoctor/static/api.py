@@ -293,6 +293,10 @@ TF1_WORK = {
 }
 """TensorFlow 1's top-level names of work that TensorFlow 2 keeps under ``tf.io`` and
 ``tf.strings`` (``tf.decode_csv``, ``tf.parse_single_example``)."""
+TABLE_OPS = frozenset({"lookup", "insert", "remove", "export"})
+"""Methods of a ``tf.lookup`` table, whose ops are stateful."""
+TABLE_LAYERS = frozenset({"StringLookup", "IntegerLookup", "TextVectorization"})
+"""Keras layers that look values up in a hash table: stateful ops in a mapped function."""
 CHEAP_LAYERS = frozenset({"Rescaling", "Normalization"})
 """Keras preprocessing layers that only scale or shift their input."""
 CHEAP_BUILTINS = frozenset(

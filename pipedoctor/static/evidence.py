@@ -27,6 +27,7 @@ from pipedoctor.pipeline import (
     Stage,
 )
 from pipedoctor.static.flow import EVALUATION_WORDS, TRAINING_WORDS, words
+from pipedoctor.static.runtime import INJECT_PREFETCH, MAP_PARALLELIZATION, UNKNOWN, Runtime
 
 READS = "tensorflow.io.read_file"
 TINY_DATA = 1000
@@ -329,3 +330,45 @@ def python_replaceable(stage: Stage) -> Evidence:
         calls = ", ".join(fn.unseen[:2])
         return assumed("python", f"it calls {calls}: core TensorFlow may not read that")
     return assumed("python", "what the Python code does may have no TensorFlow equivalent")
+
+
+def no_injected_prefetch(runtime: Runtime | None) -> Evidence | None:
+    """TensorFlow leaves the end of the pipeline as written: the project pins TensorFlow older
+    than 2.12, or the file turns default rewrites off (shown); it pins 2.12 or later, whose
+    default ``inject_prefetch`` appends the ``prefetch`` to a synchronous last stage (None);
+    nothing says which (assumed)."""
+    runtime = runtime or UNKNOWN
+    if runtime.rewrites_off:
+        return shown("runtime", "the file turns TensorFlow's default pipeline rewrites off")
+    old = runtime.below(INJECT_PREFETCH)
+    if old is not None:
+        return shown("runtime", f"{old.where}: TensorFlow before 2.12 adds no prefetch itself")
+    if runtime.from_(INJECT_PREFETCH) is not None:
+        return None
+    return assumed(
+        "runtime", "TensorFlow 2.12 and later append this prefetch themselves; no pin says older"
+    )
+
+
+def no_parallelized_map(stage: Stage, runtime: Runtime | None) -> Evidence | None:
+    """TensorFlow runs the map as written, one element at a time: its function is stateful
+    (random ops), the project pins TensorFlow older than 2.10, or the file turns default
+    rewrites off (shown); it pins 2.10 or later and the function is seen whole and stateless,
+    which ``map_parallelization`` makes a parallel map (None); otherwise (assumed)."""
+    runtime = runtime or UNKNOWN
+    fn = stage.fn
+    if fn is not None and (fn.random or fn.python or fn.stateful):
+        why = "draws random numbers" if fn.random else "uses a lookup table or Python"
+        return shown("runtime", f"its function {why}: TensorFlow leaves a stateful map sequential")
+    if runtime.rewrites_off:
+        return shown("runtime", "the file turns TensorFlow's default pipeline rewrites off")
+    old = runtime.below(MAP_PARALLELIZATION)
+    if old is not None:
+        return shown("runtime", f"{old.where}: TensorFlow before 2.10 leaves it sequential")
+    stateless = fn is not None and fn.known and not fn.unseen
+    if stateless and runtime.from_(MAP_PARALLELIZATION) is not None:
+        return None
+    return assumed(
+        "runtime",
+        "TensorFlow 2.10 and later run a stateless map in parallel themselves; no pin says older",
+    )

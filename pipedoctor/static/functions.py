@@ -63,7 +63,7 @@ class FunctionInspector:
         work: dict[str, None] = {}
         unseen: dict[str, None] = {}
         merged = FunctionFacts(elementwise=self.elementwise(node))
-        decodes = random = augments = python = False
+        decodes = random = augments = python = stateful = False
         reader = None
         for stmt in body:
             for sub in ast.walk(stmt):
@@ -75,6 +75,7 @@ class FunctionInspector:
                 if not isinstance(sub, ast.Call):
                     continue
                 callee = self.interpreter.eval(sub.func, frame)
+                stateful |= isinstance(sub.func, ast.Attribute) and sub.func.attr in api.TABLE_OPS
                 for found in self.cost(sub, callee):
                     (work if found[0] else unseen)[found[1]] = None
                 if isinstance(callee, Ref):
@@ -95,6 +96,7 @@ class FunctionInspector:
                         reader = api.SOURCES[name]
                         work[f"reads files (`{name.rsplit('.', 1)[-1]}`)"] = None
                 elif isinstance(callee, Obj) and callee.kind in ("layer", "model"):
+                    stateful |= callee.name in api.TABLE_LAYERS
                     if callee.get("random"):
                         random = True
                         augments |= bool(callee.get("augments", True))
@@ -109,6 +111,7 @@ class FunctionInspector:
                     random |= inner.random
                     augments |= inner.augments_images
                     python |= inner.python
+                    stateful |= inner.stateful
                     reader = reader or inner.reader
         return replace(
             merged,
@@ -116,6 +119,7 @@ class FunctionInspector:
             random=random,
             augments_images=augments,
             python=python,
+            stateful=stateful,
             reader=reader,
             calls=frozenset(calls),
             cheap=not work and not unseen,
