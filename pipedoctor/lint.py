@@ -390,8 +390,8 @@ def lint_notebook(text: str, path: str, selection: Selection) -> FileResult:
     for place, message, column in notebook.broken:
         broken = syntax_finding(path, message, place.line, column)
         broken = for_python2(broken, notebook.broken_line(place))
-        if place.cell in notebook.exercises:  # 62 of 62 judged wrong over the first looks
-            broken = not_meant_to_run(broken, "it holds an exercise blank")
+        if place.cell in notebook.not_code:  # exercise blanks: 62 of 62 judged wrong
+            broken = not_meant_to_run(broken, notebook.not_code[place.cell])
         findings.append(replace(broken, cell=place.cell))
     return FileResult(_select(findings, selection), result.note, path, result.uses)
 

@@ -169,6 +169,22 @@ def test_blanks_written_as_a_question_mark_or_left_empty_are_exercises(
     assert [e.fact for e in broken.assumed] == ["runs"]
 
 
+def test_a_bibtex_citation_in_a_code_cell_is_not_python(tmp_path: Path) -> None:
+    citation = (
+        "@manual{Intro1,\n title={An Introduction},\n organization={DeepChem},\n"
+        " author={Someone},\n year={2021}\n}\n"
+    )
+    path = tmp_path / "tutorial.ipynb"
+    path.write_text(notebook("import tensorflow as tf\n", citation))
+    (broken,) = lint(path, confidence="low").findings
+    assert broken.rule == "PD000" and broken.confidence == "low" and broken.cell == 2
+    assert "BibTeX citation" in str(broken.assumed[0])
+    decorated = "@tf.function\ndef step(x)\n    return x\n"  # Python with a syntax error
+    path.write_text(notebook("import tensorflow as tf\n", decorated))
+    (broken,) = lint(path, confidence="low").findings
+    assert broken.confidence == "high"
+
+
 def test_a_real_syntax_error_is_no_exercise(tmp_path: Path) -> None:
     path = tmp_path / "broken.ipynb"
     path.write_text(notebook("import tensorflow as tf\n", "x = frame[:, 0\nprint(x)\n"))

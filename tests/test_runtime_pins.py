@@ -99,6 +99,9 @@ def test_the_nearest_pin_wins_and_the_search_stops_at_the_projects_root(tmp_path
     (project / "trainer" / "requirements.txt").write_text("tensorflow>=2.13\n")
     (project / "requirements.txt").write_text("tensorflow==2.4\n")
     assert "PD101" not in findings(project / "trainer" / "tf2")  # the trainer's own pin
+    (project / "trainer" / "tf2" / "requirements.txt").write_text("numpy\ntensorflow\n")
+    unpinned = findings(project / "trainer" / "tf2")["PD101"]  # whatever is newest: not 2.4
+    assert unpinned["confidence"] == "medium" and not unpinned["runtime"].shown
 
 
 def test_a_notebooks_pip_install_and_colabs_magic_pin_it(tmp_path: Path) -> None:

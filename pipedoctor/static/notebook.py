@@ -76,6 +76,20 @@ EXERCISE = re.compile(
 ``Dense(128, activation=??)``, ``epochs = ?  # Replace ? with an integer``, a value left
 empty: ``fit(x, batch_size=, ...)``): a cell left for the student to complete is not meant to
 run as written. Only a cell that does not parse is asked."""
+CITATION = re.compile(r"\A\s*(?:#[^\n]*\n\s*)*@[A-Za-z]+\s*\{\s*[\w:.-]*\s*,")
+"""A BibTeX entry (``@article{key,``, ``@manual{deepchem,``) pasted into a code cell, as
+tutorials do to ask for a citation: a text, not Python."""
+
+
+def not_python(source: str) -> str | None:
+    """Why a cell that does not parse is not meant to run as Python, or None."""
+    if CITATION.search(source):
+        return "it holds a BibTeX citation, not Python"
+    if EXERCISE.search(source):
+        return "it holds an exercise blank"
+    return None
+
+
 _HELP = re.compile(r"^\s*\?\??\s*[\w.]+\s*$|^\s*[\w.()\[\]]+\?\??\s*$")
 
 
@@ -114,8 +128,9 @@ class NotebookSource:
     of its own: course notebooks often hold their real trainer there."""
     name: str = ""
     """For a written file: the name the cell writes it to."""
-    exercises: frozenset[int] = frozenset()
-    """Cells among the broken ones that hold an exercise blank."""
+    not_code: dict[int, str] = field(default_factory=dict)
+    """Cells among the broken ones not meant to run as Python, each with why: an exercise
+    blank left for the student, a BibTeX citation pasted into a code cell."""
     cell_sources: dict[int, str] = field(default_factory=dict)
     """The source of each broken cell, by number: the line a parse error points at."""
 
@@ -149,7 +164,7 @@ def read_notebook(text: str) -> NotebookSource | None:
     places: list[CellPlace] = []
     broken: list[tuple[CellPlace, str, int | None]] = []
     modules: list[NotebookSource] = []
-    exercises: set[int] = set()
+    not_code: dict[int, str] = {}
     sources: dict[int, str] = {}
     for number, cell in enumerate(cells, start=1):
         problem = _malformed(cell)
@@ -169,16 +184,16 @@ def read_notebook(text: str) -> NotebookSource | None:
                 modules.append(written)
             else:
                 broken.append(written)
-                if EXERCISE.search(source):
-                    exercises.add(number)
+                if (why := not_python(source)) is not None:
+                    not_code[number] = why
             continue
         code, indents, error = python_of_cell(source)
         if error is not None:
             message, line, column = error
             broken.append((CellPlace(number, line), message, column))
             sources[number] = source
-            if EXERCISE.search(source):
-                exercises.add(number)
+            if (why := not_python(source)) is not None:
+                not_code[number] = why
             continue
         cell_lines = code.split("\n") if code else []
         lines.extend(cell_lines)
@@ -191,7 +206,7 @@ def read_notebook(text: str) -> NotebookSource | None:
         places,
         broken,
         modules,
-        exercises=frozenset(exercises),
+        not_code=not_code,
         cell_sources=sources,
     )
 

@@ -40,6 +40,11 @@ _NAME = r"(?<![\w./-])tensorflow(?:-(?:gpu|cpu|macos|intel|aarch64))?(?:\[[\w,\s
 _CLAUSE = r"(?:===?|~=|>=|<=|!=|<|>|=)\s*v?\d+(?:\.(?:\d+|\*))*(?:[a-z]+\d*)?"
 PIN = re.compile(rf"{_NAME}\s*({_CLAUSE}(?:\s*,\s*{_CLAUSE})*)(?![\w.])", re.IGNORECASE)
 """``tensorflow==2.4.1``, ``tensorflow-gpu>=1.15,<2``, conda's ``tensorflow=2.4``."""
+MENTION = re.compile(
+    rf"^\s*-?\s*['\"]?{_NAME}\s*['\"]?\s*(?:[,;#\]]|$)", re.IGNORECASE | re.MULTILINE
+)
+"""TensorFlow required with no version (``tensorflow`` on a requirements line, ``"tensorflow",``
+in ``install_requires``): whatever is newest when it is installed."""
 NIGHTLY = re.compile(r"(?<![\w./-])tf-nightly(?:-gpu|-cpu)?(?![\w.-])", re.IGNORECASE)
 IMAGE = re.compile(r"\btensorflow/tensorflow:(\d+(?:\.\d+)*)", re.IGNORECASE)
 """A Dockerfile's ``FROM tensorflow/tensorflow:2.4.1-gpu``."""
@@ -172,11 +177,13 @@ def pins_in_code(text: str, where: str) -> list[Pin]:
 @cache
 def project_pins(folder: Path) -> tuple[Pin, ...]:
     """The pins of the nearest of ``folder`` and its parents, up to the project's root, that
-    pins TensorFlow: a sub-project's requirements say more than the repository's. Read once
+    requires TensorFlow, pinned or not: a sub-project's requirements say more than the
+    repository's, and an unpinned ``tensorflow`` there means the newest (no pin). Read once
     per folder in a lint (``lint_paths`` clears the cache as it starts)."""
     current = folder
     for _ in range(MAX_LEVELS):
         found: list[Pin] = []
+        mentioned = False
         try:
             entries = sorted(current.iterdir())
         except OSError:
@@ -191,8 +198,9 @@ def project_pins(folder: Path) -> tuple[Pin, ...]:
             except OSError:
                 continue
             found += pins_in(text, entry.name)
-        if found:
-            return tuple(found)
+            mentioned = mentioned or bool(MENTION.search(text))
+        if found or mentioned:
+            return tuple(found)  # the nearest folder that requires TensorFlow says which
         if any(e.name in ROOT_MARKERS for e in entries) or current.parent == current:
             break
         current = current.parent
