@@ -179,8 +179,10 @@ def test_unknown_free_ram_fills_nothing() -> None:
 def test_pd106_is_placed_and_sized_by_the_measurement() -> None:
     ds = tf.data.Dataset.range(400).repeat().map(spectrum).batch(16)
     started = time.perf_counter()
-    result = diagnose(ds, started + 20, free_ram_bytes=8 * 10**9)  # the cache is timed first
-    assert time.perf_counter() - started < 21  # the fill pass counts against the budget
+    # The cache is timed first; the budget is what the doctor plans with, so a host slowed by
+    # other work (its estimates grow) still leaves the cache room. About 10 s are used.
+    result = diagnose(ds, started + 40, free_ram_bytes=8 * 10**9)
+    assert time.perf_counter() - started < 41  # the fill pass counts against the budget
     (pd106,) = [f for f in result.findings if f.rule == "PD106"]
     assert "holds 0.4 MB (400 elements) in RAM" in pd106.message
     assert "`repeat`" in pd106.message and "same order" in pd106.message
