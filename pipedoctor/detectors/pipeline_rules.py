@@ -649,6 +649,8 @@ def cache_after_random_hits(context: Context) -> Iterator[Hit]:
                 continue  # the same order every epoch anyway: caching it changes nothing
             if upstream.op in FEATURE_FILE_FACTORIES and upstream.param("num_epochs") is None:
                 break  # it repeats forever by default: the cache never completes an epoch
+            if upstream.op == "repeat" and upstream.param("count") in (None, -1):
+                break  # an endless `repeat()` before it: the cache never completes an epoch
             if upstream.op in SHUFFLING_FACTORIES and upstream.param("shuffle", True) is not False:
                 cause = (
                     f"`{upstream.op}`, which shuffles by default: every epoch replays the "

@@ -40,8 +40,12 @@ g = tf.data.Dataset.zip((randomized, base.cache())).batch(4).prefetch(AUTO)
 h = keras.utils.image_dataset_from_directory("photos/").cache().prefetch(AUTO)
 # ok: PD107
 i = keras.utils.image_dataset_from_directory("photos/", shuffle=False).cache().prefetch(AUTO)
+# An endless repeat before the cache: it never completes a pass, so nothing is replayed.
+# ok: PD107
+j = base.shuffle(8).repeat().cache().batch(4).prefetch(AUTO)
 model.fit(a, epochs=5)
 model.fit(b, epochs=5)
+model.fit(j, steps_per_epoch=2, epochs=5)
 model.fit(c.batch(4), epochs=5)
 model.fit(h, epochs=5)
 
