@@ -341,16 +341,18 @@ def fixed_parallelism_hits(context: Context) -> Iterator[Hit]:
                 )
                 if found is None:
                     continue
-                why = (
-                    "a fixed buffer: with AUTOTUNE tf.data sizes it to how fast training consumes"
-                    if name == "buffer_size"
-                    else "a fixed number: it neither uses the cores a bigger machine has nor "
-                    "adapts to the load"
-                )
+                if name == "buffer_size":
+                    why = "a fixed buffer: with AUTOTUNE tf.data sizes it to how fast training "
+                    why += "consumes; use `tf.data.AUTOTUNE`"
+                elif name == "num_parallel_batches":  # N whole batches of calls at once
+                    why = "a fixed number of whole batches computed at once: it runs that many "
+                    why += "batches' calls in parallel whatever the load; `num_parallel_calls="
+                    why += "tf.data.AUTOTUNE` lets tf.data choose"
+                else:
+                    why = "a fixed number: it neither uses the cores a bigger machine has nor "
+                    why += "adapts to the load; use `tf.data.AUTOTUNE`"
                 yield Hit(
-                    stage.location,
-                    f"`{stage.op}` has `{name}={value}`, {why}; use `tf.data.AUTOTUNE`.",
-                    evidence=found,
+                    stage.location, f"`{stage.op}` has `{name}={value}`, {why}.", evidence=found
                 )
 
 
