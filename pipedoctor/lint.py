@@ -332,7 +332,8 @@ def lint_text(
     findings: list[Finding] = []
     try:
         analysis, incomplete = analyze(tree, path, text)
-        analysis.runtime = runtime_of(path, whole if whole is not None else text)
+        if analysis.pipelines:  # only PD101 and PD102 ask, of a pipeline
+            analysis.runtime = runtime_of(path, whole if whole is not None else text)
         findings = list(run_rules(analysis, scopes, selection, measurements))
     except RecursionError:
         problem = ("nested too deeply for the analysis to follow", None)
