@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pins import on_old_tensorflow
 
 from pipedoctor.rules import load_catalog
 
@@ -39,14 +40,9 @@ def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
     )
 
 
-OLD_TENSORFLOW = "tensorflow==2.9.*\n"
-"""A project on TensorFlow 2.9, which neither parallelises a map nor appends a prefetch itself:
-there BAD's sequential map and missing prefetch are findings the gate reports by default."""
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    (tmp_path / "requirements.txt").write_text(OLD_TENSORFLOW)
+    on_old_tensorflow(tmp_path)  # BAD's map and missing prefetch: findings at `high`
     (tmp_path / "bad.py").write_text(BAD)
     (tmp_path / "good.py").write_text(GOOD)
     return tmp_path
@@ -118,7 +114,7 @@ def test_select_and_ignore(project: Path) -> None:
 
 
 def test_suppression_comments(tmp_path: Path) -> None:
-    (tmp_path / "requirements.txt").write_text(OLD_TENSORFLOW)
+    on_old_tensorflow(tmp_path)
     line = "ds = ds.map(lambda x: tf.strings.as_string(x))"
     source = BAD.replace(line, line + "  # pipedoctor: ignore[PD109]").replace(
         "ds = ds.batch(10)", "ds = ds.batch(10)  # pipedoctor: ignore"

@@ -27,7 +27,13 @@ from pipedoctor.pipeline import (
     Stage,
 )
 from pipedoctor.static.flow import EVALUATION_WORDS, TRAINING_WORDS, words
-from pipedoctor.static.runtime import INJECT_PREFETCH, MAP_PARALLELIZATION, UNKNOWN, Runtime
+from pipedoctor.static.runtime import (
+    INJECT_PREFETCH,
+    MAP_PARALLELIZATION,
+    UNKNOWN,
+    Runtime,
+    Version,
+)
 
 READS = "tensorflow.io.read_file"
 TINY_DATA = 1000
@@ -337,16 +343,8 @@ def no_injected_prefetch(runtime: Runtime | None) -> Evidence | None:
     than 2.12, or the file turns default rewrites off (shown); it pins 2.12 or later, whose
     default ``inject_prefetch`` appends the ``prefetch`` to a synchronous last stage (None);
     nothing says which (assumed)."""
-    runtime = runtime or UNKNOWN
-    if runtime.rewrites_off:
-        return shown("runtime", "the file turns TensorFlow's default pipeline rewrites off")
-    old = runtime.below(INJECT_PREFETCH)
-    if old is not None:
-        return shown("runtime", f"{old.where}: TensorFlow before 2.12 adds no prefetch itself")
-    if runtime.from_(INJECT_PREFETCH) is not None:
-        return None
-    return assumed(
-        "runtime", "TensorFlow 2.12 and later append this prefetch themselves; no pin says older"
+    return left_as_written(
+        runtime, INJECT_PREFETCH, "adds no prefetch itself", "append this prefetch themselves"
     )
 
 
@@ -355,20 +353,34 @@ def no_parallelized_map(stage: Stage, runtime: Runtime | None) -> Evidence | Non
     (random ops), the project pins TensorFlow older than 2.10, or the file turns default
     rewrites off (shown); it pins 2.10 or later and the function is seen whole and stateless,
     which ``map_parallelization`` makes a parallel map (None); otherwise (assumed)."""
-    runtime = runtime or UNKNOWN
     fn = stage.fn
     if fn is not None and (fn.random or fn.python or fn.stateful):
         why = "draws random numbers" if fn.random else "uses a lookup table or Python"
         return shown("runtime", f"its function {why}: TensorFlow leaves a stateful map sequential")
+    stateless = fn is not None and fn.known and not fn.unseen
+    return left_as_written(
+        runtime,
+        MAP_PARALLELIZATION,
+        "leaves it sequential",
+        "run a stateless map in parallel themselves",
+        rewrites_it=stateless,
+    )
+
+
+def left_as_written(
+    runtime: Runtime | None, since: Version, before: str, after: str, rewrites_it: bool = True
+) -> Evidence | None:
+    """The ``runtime`` fact of a rewrite TensorFlow makes by default from version ``since``:
+    shown by options that turn the rewrites off or by a pin older than ``since``; no finding
+    on a pin of ``since`` or later when the rewrite applies (``rewrites_it``); assumed
+    otherwise."""
+    runtime = runtime or UNKNOWN
+    named = ".".join(map(str, since))
     if runtime.rewrites_off:
         return shown("runtime", "the file turns TensorFlow's default pipeline rewrites off")
-    old = runtime.below(MAP_PARALLELIZATION)
+    old = runtime.below(since)
     if old is not None:
-        return shown("runtime", f"{old.where}: TensorFlow before 2.10 leaves it sequential")
-    stateless = fn is not None and fn.known and not fn.unseen
-    if stateless and runtime.from_(MAP_PARALLELIZATION) is not None:
+        return shown("runtime", f"{old.where}: TensorFlow before {named} {before}")
+    if rewrites_it and runtime.from_(since) is not None:
         return None
-    return assumed(
-        "runtime",
-        "TensorFlow 2.10 and later run a stateless map in parallel themselves; no pin says older",
-    )
+    return assumed("runtime", f"TensorFlow {named} and later {after}; no pin says older")

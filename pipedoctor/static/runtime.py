@@ -167,9 +167,7 @@ def pins_in_code(text: str, where: str) -> list[Pin]:
     if magic is not None:
         major = int(magic.group(1))
         found.append(Pin((major,), (major + 1,), f"{where}: `%tensorflow_version {major}.x`"))
-    elif not found and TF1_CALLS.search(text) and not COMPAT_V1.search(text):
-        call = TF1_CALLS.search(text)
-        assert call is not None
+    elif not found and (call := TF1_CALLS.search(text)) and not COMPAT_V1.search(text):
         found.append(Pin(None, (2,), f"{where}: `{call.group(0)}`, TensorFlow 1 only"))
     return found
 
