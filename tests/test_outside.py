@@ -39,18 +39,17 @@ BUDGET = 22
 three measurements fit in it on 2 CPU cores; what is left goes to what-if fixes."""
 BUDGETS = {
     "kerasio_image_classification_from_scratch.py": 45,  # a small Xception, ~0.3 s a step
-    "kerasio_oxford_pets_image_segmentation.py": 75,  # a U-Net at 160 x 160, ~2.5 s a step:
-    # 72 s once ran out before its training was timed
-    "kerasio_speaker_recognition_using_cnn.py": 55,  # 1,280 WAV files written before training,
-    # then a 3M-parameter Conv1D at ~40 samples/s: pipeline, ceiling and training take ~38 s
+    "kerasio_oxford_pets_image_segmentation.py": 50,  # a U-Net, ~2 s a step of 16: ~44 s
+    "kerasio_speaker_recognition_using_cnn.py": 45,  # 494 WAV files written before training,
+    # then a 3M-parameter Conv1D at ~30 samples/s: 35 s ran out before the what-ifs
     "kerasio_timeseries_traffic_forecasting.py": 40,  # training/ceiling undecided in 22-30 s
     "kerasio_tfrecord.py": 40,  # a frozen Xception on 72 x 72 images
-    "tfdocs_segmentation.py": 40,  # MobileNetV2 U-Net at batch 64, ~1.5 s a step
+    "tfdocs_segmentation.py": 40,  # MobileNetV2 U-Net, ~0.8 s a step of 16: 30 s ran out
     "tfdocs_simple_audio.py": 30,  # training/ceiling at times undecided in 22 s
-    "tfdocs_transfer_learning.py": 40,  # evaluates a MobileNetV2 before its first fit
+    "tfdocs_transfer_learning.py": 30,  # evaluates a MobileNetV2 before its first fit: ~27 s
     "tfexamples_densenet_distributed_train.py": 30,  # 2 replicas, run eagerly
-    "tfexamples_dogs_vs_cats_with_augmentation.py": 55,  # ImageDataGenerator, ~1.5 s a step,
-    # after ~20 s of start-up (20 augmented batches drawn for plots): 48 s ran out in training
+    "tfexamples_dogs_vs_cats_with_augmentation.py": 40,  # ImageDataGenerator, ~1.4 s a step
+    # of 32, after 20 augmented batches drawn for plots: ~30 s
     "tfexamples_pix2pix.py": 40,  # batch-1 steps of ~1.5 s: with 22 s training is not timed
 }
 

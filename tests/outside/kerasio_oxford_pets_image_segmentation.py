@@ -7,7 +7,7 @@
 #     would leave in the working directory: images/*.jpg and annotations/trimaps/*.png of the
 #     same names and random sizes (trimap values 1 to 3), 160 pairs instead of 7,390; the
 #     script first moves into a new temporary directory, since its paths are relative
-#   line 220: val_samples 1000 -> 32
+#   lines 63, 65, 220: img_size (160, 160) -> (96, 96), batch_size 32 -> 16, val_samples 1000 -> 32
 #   line 248: epochs 15 -> 1
 # Keras 3 runs the Sequence (now keras.utils.PyDataset) as published, with a warning that its
 # __init__ does not call super().__init__().
@@ -60,9 +60,9 @@ write_generated_pets()
 
 input_dir = "images/"
 target_dir = "annotations/trimaps/"
-img_size = (160, 160)
+img_size = (96, 96)
 num_classes = 3
-batch_size = 32
+batch_size = 16
 
 input_img_paths = sorted(
     [

@@ -6,10 +6,10 @@
 #   line 69: DATASET_ROOT ~/Downloads/16000_pcm_speeches (the Kaggle data set, downloaded by
 #     hand) -> the same folder name in a new temporary directory, and lines 72-84 (added)
 #     write generated 16 kHz WAV files there in the data set's layout: five speaker folders of
-#     one-second files (256 each instead of 1,500; the demonstration at the end needs a
-#     validation batch of 128) and the two noise folders, other/ and _background_noise_/, of
+#     one-second files (96 each instead of 1,500; the demonstration at the end needs a
+#     validation batch of 32) and the two noise folders, other/ and _background_noise_/, of
 #     six 20-second files
-#   line 112: EPOCHS 100 -> 1
+#   lines 111-112: BATCH_SIZE 128 -> 32 (a step of its Conv1D takes ~1 s here), EPOCHS 100 -> 1
 #   line 430: model_save_filename "model.h5" -> that file in a new temporary directory
 # The shell line of os.system (ffprobe and ffmpeg, to resample the noise files) is kept; where
 # ffprobe is not installed it prints errors and changes nothing, and the generated noise is
@@ -69,7 +69,7 @@ from IPython.display import display, Audio
 DATASET_ROOT = os.path.join(tempfile.mkdtemp(), "16000_pcm_speeches")
 
 
-def write_generated_speeches(root, per_speaker=256):
+def write_generated_speeches(root, per_speaker=96):
     """Generated stand-in for the data set: a folder of one-second 16 kHz WAV files per
     speaker, and two folders of longer 16 kHz noise files."""
     speakers = ["Benjamin_Netanyau", "Jens_Stoltenberg", "Julia_Gillard", "Magaret_Tarcher", "Nelson_Mandela"]
@@ -108,7 +108,7 @@ SAMPLING_RATE = 16000
 #      where prop = sample_amplitude / noise_amplitude
 SCALE = 0.5
 
-BATCH_SIZE = 128
+BATCH_SIZE = 32
 EPOCHS = 1
 
 

@@ -16,7 +16,7 @@
 #     (in display(), lines 110-119, and lines 228-236) and plot_model (line 185, needs pydot)
 #   line 127: MobileNetV2(..., include_top=False) -> weights=None added (the default,
 #     'imagenet', is a download)
-#   line 214: EPOCHS = 20 -> 1
+#   lines 75, 214: BATCH_SIZE = 64 -> 16, EPOCHS = 20 -> 1
 #   line 257: tf.keras.losses.Reduction.NONE -> 'none' (Keras 3 has no Reduction enum)
 # Cell 6
 import numpy as np
@@ -72,7 +72,7 @@ def load_image(datapoint):
 
 # Cell 14
 TRAIN_LENGTH = info.splits['train'].num_examples
-BATCH_SIZE = 64
+BATCH_SIZE = 16
 BUFFER_SIZE = 1000
 STEPS_PER_EPOCH = TRAIN_LENGTH // BATCH_SIZE
 

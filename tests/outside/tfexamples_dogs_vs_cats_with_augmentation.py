@@ -11,7 +11,7 @@
 #     50 images a class in train/ and validation/ instead of 1,000 and 500)
 #   line 46: tf.keras.utils.get_file('cats_and_dogs_filterted.zip', ...) ->
 #     write_generated_cats_and_dogs()
-#   line 188: epochs=100 -> 1
+#   lines 80, 188: BATCH_SIZE 100 -> 32, epochs=100 -> 1
 #   line 189: model.fit_generator( -> model.fit( (Keras 3 has no fit_generator; fit takes the
 #     same iterator)
 # Cell 7
@@ -77,7 +77,7 @@ print("Total training images:", total_train)
 print("Total validation images:", total_val)
 
 # Cell 23
-BATCH_SIZE = 100
+BATCH_SIZE = 32
 IMG_SHAPE  = 150 # Our training data consists of images with width of 150 pixels and height of 150 pixels
 
 # Cell 27
