@@ -1,5 +1,7 @@
 """A custom loop as Keras's "training loop from scratch" guide writes one: no strategy, a
-`tf.function` step, `for ... in enumerate(train_dataset)`; saves the model when it ends."""
+`tf.function` step, `for ... in enumerate(train_dataset)`; saves the model when it ends. Its
+map sorts each example, so the pipeline (about 7,000 samples/s here) is well under the
+model's ceiling (about 23,000): clearly input-bound, never on the verdict's threshold."""
 
 import tensorflow as tf  # isort: skip
 import keras  # isort: skip
@@ -22,7 +24,7 @@ def main():
     y_train = np.random.randint(0, 10, 20000)
     train_dataset = tf.data.Dataset.from_tensor_slices((x_train, y_train))
     train_dataset = (
-        train_dataset.shuffle(buffer_size=1024).map(lambda a, b: (tf.sqrt(a), b)).batch(64)
+        train_dataset.shuffle(buffer_size=1024).map(lambda a, b: (tf.sqrt(tf.sort(a)), b)).batch(64)
     )
 
     @tf.function
