@@ -32,3 +32,26 @@ def test_evaluate_and_predict_before_fit_are_no_training(tmp_path: Path) -> None
     assert data["verdict"] in ("input-bound", "balanced", "compute-bound")
     assert "stages" not in m and any("no input-pipeline rule" in n for n in data["notes"])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_loop_over_a_distributed_evaluation_set_before_training_is_no_training(
+    tmp_path: Path,
+) -> None:
+    # The test set is distributed first and evaluated in a loop of its own: the measurement
+    # starts at the training loop, whose batches are 128 (the evaluation loop's are 32).
+    done = subprocess.run(
+        [sys.executable, "-m", "pipedoctor", "check",
+         str(LOOPS / "evaluate_loop_before_training.py"),
+         "--format", "json", "--timeout", "60", "--select", "PD2,PD3"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=240,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    data = json.loads(done.stdout)
+    m = data["measurements"]
+    assert m.get("incomplete") is None, data["notes"]
+    assert "training starts (experimental_distribute_dataset)" in done.stderr
+    for name in ("pipeline", "ceiling", "training"):
+        assert m[f"{name}_samples_per_s"] > 0, name
+    assert m["batch_size"] == 128, m["batch_size"]
+    assert m["replicas"] == 2
+    assert list(tmp_path.iterdir()) == []

@@ -22,6 +22,7 @@ import time
 import traceback
 import weakref
 from collections import Counter
+from collections.abc import Callable
 from contextlib import contextmanager
 from importlib.util import find_spec
 from pathlib import Path
@@ -111,8 +112,12 @@ class Capture:
         """Every Keras model the script built, oldest first."""
         self.timing: Any = None
         """The custom loop being timed, if any (``capture.loop.LoopPlan``)."""
-        self.loop: Any = None
-        """A custom loop waiting for its first batch (``capture.loop.LoopPlan``)."""
+        self.pending: list[Any] = []
+        """Custom loops over distributed datasets, waiting for their first batch or for their
+        first step to show that they train (``capture.loop.LoopPlan``): a script may loop over
+        its evaluation set first."""
+        self.applied = 0
+        """Optimizer steps the script took outside Keras's evaluate/predict, so far."""
         self.where: Any = None
         self.distribution_sites: dict[int, Any] = {}
         """Where each Keras distribution was set, by the distribution's id."""
@@ -148,10 +153,12 @@ class Capture:
             if args:  # ``fit(x, y, batch_size, epochs, ...)``: read as keywords
                 kw = {**dict(zip(FIT_POSITIONAL, args, strict=False)), **kw}
                 args = ()
-            if capture.loop is not None and capture.loop.phase == "start":
+            if not capture.done and capture.pending:
                 # A dataset distributed by hand, then handed to ``fit``: not a custom loop.
-                x = capture.loop.refit() if x is capture.loop.distributed else x
-                capture.loop.phase, capture.loop, capture.done = "cancelled", None, False
+                for plan in capture.pending:
+                    x = plan.refit() if x is plan.distributed else x
+                    plan.phase = "cancelled"
+                capture.pending.clear()
             if not capture.done:
                 capture.done = True
                 capture.where = sites.user_site()
@@ -177,8 +184,10 @@ class Capture:
         original_apply = optimizer_cls.apply
 
         def apply(optimizer: Any, *args: Any, **kw: Any) -> Any:
-            if not capture.done and not capture.not_training:
-                capture.on_loop_step()
+            if not capture.not_training:
+                capture.applied += 1
+                if not capture.done:
+                    capture.on_loop_step()
             return original_apply(optimizer, *args, **kw)
 
         apply.__wrapped__ = original_apply  # type: ignore[attr-defined]
@@ -243,8 +252,6 @@ class Capture:
         def distribute(strategy: Any, dataset: Any, *args: Any, **kw: Any):
             distributed = original_distribute(strategy, dataset, *args, **kw)
             if not capture.done and not capture.not_training:
-                capture.done = True
-                capture.where = sites.user_site()
                 capture.time_loop(
                     strategy, dataset, distributed, "experimental_distribute_dataset",
                     lambda: original_distribute(strategy, dataset.repeat(), *args, **kw),
@@ -258,8 +265,6 @@ class Capture:
         def from_function(strategy: Any, dataset_fn: Any, *args: Any, **kw: Any):
             distributed = original_from_function(strategy, dataset_fn, *args, **kw)
             if not capture.done and not capture.not_training:
-                capture.done = True
-                capture.where = sites.user_site()
                 context = tf.distribute.InputContext(
                     num_input_pipelines=1,
                     input_pipeline_id=0,
@@ -295,13 +300,25 @@ class Capture:
         return outer[-1] if outer else None
 
     def on_loop_step(self) -> None:
-        """A first optimizer step with no ``fit`` and no distributed dataset: a plain custom
-        loop. Its data is the tf.data iterator that served the latest batch to Python."""
+        """A first optimizer step with no ``fit``: in the first step of a loop over a
+        distributed dataset, the sign that the loop trains; otherwise a plain custom loop,
+        whose data is the tf.data iterator that served the latest batch to Python."""
         import tensorflow as tf
 
         from pipedoctor.capture import sites, writes
         from pipedoctor.capture.loop import last_served
 
+        probing = next((plan for plan in self.pending if plan.phase == "probe"), None)
+        if probing is not None:
+            # Its timing starts at its next batch; until then nothing may reach the user's
+            # files, as below.
+            if not self.run_after and self.timing is None:
+                self.timing = probing
+                writes.arm(self.wrote_before_timing)
+            return
+        for plan in self.pending:  # distributed datasets the plain loop does not read
+            plan.phase = "cancelled"
+        self.pending.clear()
         self.done = True
         self.where = sites.user_site()
         iterator = last_served()
@@ -332,7 +349,7 @@ class Capture:
             "before its steps could be timed: the check stopped it there (nothing was "
             "written), so only the input pipeline was measured"
         )
-        if self.timing is not None and self.timing.phase == "start":
+        if self.timing is not None and self.timing.phase in ("start", "probe"):
             self.timing.stop_untimed(why)  # the result is sent and the script stopped there
         raise_error(self.events, why)
         self.stop()
@@ -353,6 +370,7 @@ class Capture:
         phase, ``fixed`` one that serves its first batch for ever (the ceiling of a compiled
         step); ``refit`` makes the dataset ``fit`` measures when the distributed dataset is
         handed to ``fit`` after all (global batches)."""
+        from pipedoctor.capture import sites
         from pipedoctor.capture.loop import LoopPlan, mark, mark_iterator
         from pipedoctor.measure.protocol import Budget, MeasureError, measure_input
         from pipedoctor.measure.sampling import Sampling
@@ -365,7 +383,12 @@ class Capture:
             capture.events.send("progress", message=message)
 
         def start() -> None:
-            capture.loop = None
+            for other in capture.pending:
+                if other is not plan:
+                    other.phase = "cancelled"
+            capture.pending.clear()
+            capture.done, capture.timing = True, plan
+            capture.where = where
             state["started"] = time.perf_counter()
             plan.budget = state["budget"] = Budget.of(max(1.0, capture.deadline - time.time()))
             capture.events.send("captured", hook=hook, model=type(capture.model()).__name__)
@@ -378,19 +401,56 @@ class Capture:
         def finish(plan: LoopPlan) -> None:
             capture.finish_loop(plan, state, sampling, dataset, hook)
 
+        where = self.where if iterator is not None else sites.user_site()
         plan = LoopPlan(
             strategy, repeated, None, start, finish, progress, run_after=self.run_after,
-            fixed=fixed,
+            fixed=fixed, probe=None if iterator is not None else self.training_probe,
         )  # fmt: skip
         plan.dataset, plan.distributed = dataset, distributed
         plan.refit = refit or (lambda: dataset)
-        self.timing = plan
         plan.sampling_context = sampling.during
         if iterator is not None:
+            self.timing = plan
             mark_iterator(iterator, plan)
             return
-        self.loop = plan
+        plan.on_pass = self.passed
+        self.pending.append(plan)
         mark(distributed, plan)
+
+    def training_probe(self) -> Callable[[], bool]:
+        """At a distributed loop's first batch: what says, at its second, whether the step
+        between trained. An optimizer step says so (Keras's, hooked), and so does a change in
+        the weights of the script's model (any other way to apply gradients); a loop that does
+        neither, such as an evaluation loop before training, is left as the script wrote it.
+        With no Keras model to look at, the loop is taken as training, as it was before."""
+        applied, before = self.applied, self.weights_signature()
+        if before is None:
+            return lambda: True
+        return lambda: self.applied > applied or self.weights_signature() != before
+
+    def weights_signature(self) -> tuple[float, ...] | None:
+        """The sum of each trainable weight of the script's model, read eagerly."""
+        import numpy as np
+        import tensorflow as tf
+
+        model = self.model()
+        if model is None or not getattr(model, "trainable_variables", None):
+            return None
+        with tf.init_scope():
+            return tuple(
+                float(np.sum(np.asarray(v, dtype=np.float64))) for v in model.trainable_variables
+            )
+
+    def passed(self, plan: Any) -> None:
+        """A distributed loop whose first step did not train: it runs on as written, and the
+        next loop or ``fit`` may be the training."""
+        from pipedoctor.capture import writes
+
+        if plan in self.pending:
+            self.pending.remove(plan)
+        if self.timing is plan:
+            self.timing = None
+            writes.disarm()
 
     def finish_loop(
         self, plan: Any, state: dict[str, Any], sampling: Any, dataset: Any, hook: str

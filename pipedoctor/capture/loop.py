@@ -78,6 +78,7 @@ class LoopPlan:
         *,
         run_after: bool,
         fixed: Callable[[], Any] | None = None,
+        probe: Callable[[], Callable[[], bool]] | None = None,
     ) -> None:
         self.strategy = strategy
         self._on_start = start
@@ -110,13 +111,43 @@ class LoopPlan:
         self.in_call = False
         self._sampling = ExitStack()
         self.sampling_context: Callable[[], Any] | None = None
+        self._probe = probe
+        """Where the loop may not train (a dataset distributed for an evaluation loop): called
+        at the loop's first batch, it returns what says, at its second, whether the step
+        between trained. Until then the loop runs on its own batches, untimed."""
+        self._trained: Callable[[], bool] | None = None
+        self.on_pass: Callable[[LoopPlan], None] = lambda plan: None
+        """Called when the probe found the loop does not train: it is left as written."""
 
     @property
     def active(self) -> bool:
         return self.phase in ("start", "ceiling", "training")
 
+    @property
+    def routing(self) -> bool:
+        """Whether the loop's requests come to the plan: while timed, and while its first step
+        shows whether it trains."""
+        return self.active or self.phase == "probe"
+
+    def _probing(self) -> bool:
+        """At a request of the loop: whether it stays the script's own (its first step runs
+        untimed, or it turned out not to train). Moves the phase on."""
+        if self.phase == "start" and self._probe is not None:
+            self.phase, self._trained = "probe", self._probe()
+            return True
+        if self.phase == "probe":
+            assert self._trained is not None
+            if not self._trained():
+                self.phase = "passed"
+                self.on_pass(self)
+                return True
+            self.phase = "start"
+        return False
+
     def next(self, iterator: Any, original: Callable[[Any], Any]) -> Any:
         """The batch the loop gets at this request; the request ends the step before it."""
+        if self.phase in ("start", "probe") and self._probing():
+            return original(iterator)
         if self.phase == "start":
             return self._start(iterator, original)
         self._tick(self.samples)
@@ -129,6 +160,8 @@ class LoopPlan:
     def call(self, function: Any, iterator: Any, run: Callable[[], Any]) -> Any:
         """One call of the compiled step ``function`` that reads ``iterator``: the call ends
         the one before it, and its iterator reads this phase's batches."""
+        if self.phase in ("start", "probe") and self._probing():
+            return run()
         if self.phase == "start":
             self._start_compiled()
         else:
@@ -242,7 +275,7 @@ class LoopPlan:
         self.incomplete = reason
         self.rates.clear()
         with tf.init_scope():
-            if self.phase == "start":
+            if self.phase in ("start", "probe"):
                 self.phase = "pipeline"
                 self._on_start()
             self._end()
@@ -315,9 +348,10 @@ def _patch_iter(cls: type) -> None:
             if serving is not None:  # a new epoch of a compiled loop: the phase's own reads on
                 return serving
         iterator = original_iter(dataset)
-        if plan is not None and plan.active:
+        if plan is not None and plan.routing:
             if tf.inside_function():
-                plan.stop_untimed()
+                if plan.active:
+                    plan.stop_untimed()
             else:
                 setattr(iterator, PLAN_ATTR, plan)
                 _patch_next(type(iterator))
@@ -351,7 +385,7 @@ def _patch_compiled_calls() -> None:
         if not iterators or tf.inside_function():
             return original_call(function, *args, **kw)
         plans = [(getattr(it, PLAN_ATTR, None), it) for it in iterators]
-        timed = next(((p, it) for p, it in plans if p is not None and p.active), None)
+        timed = next(((p, it) for p, it in plans if p is not None and p.routing), None)
         if timed is None:
             _RECENT[0] = weakref.ref(iterators[0])
         outer, _TRACING[0] = _TRACING[0], {}
@@ -406,7 +440,7 @@ def _patch_next(cls: type) -> None:
             if plan is not None and plan.active and not plan.compiled:
                 plan.stop_untimed()  # an iterator the compiled function captured
             return original_next(iterator)
-        if plan is None or not plan.active:
+        if plan is None or not plan.routing:
             _RECENT[0] = weakref.ref(iterator)
             return original_next(iterator)
         return plan.next(iterator, original_next)
