@@ -100,6 +100,33 @@ def test_every_step_is_counted_when_most_calls_are_handed_on_in_bulk() -> None:
     assert not [note for note in monitor.report.notes if "could not be counted" in note]
 
 
+class EpochEndWork(keras.callbacks.Callback):
+    """A callback that takes 0.3 s at every epoch's end, as a checkpoint does."""
+
+    def on_epoch_end(self, epoch: int, logs: object = None) -> None:
+        time.sleep(0.3)
+
+
+def test_the_timeline_draws_outside_steps_what_the_text_counts_there() -> None:
+    """The HTML timeline's "outside steps" bands add up to the text's "outside steps" (the last
+    epoch's end included); the Monitor's own time is drawn apart, as the text names it apart."""
+    model = make_model(width=64)
+    monitor = Monitor(verbose=0)
+    model.fit(make_dataset(input_ms=0, steps=40), epochs=4, verbose=0,
+              callbacks=[EpochEndWork(), monitor])  # fmt: skip
+    m = monitor.report.measurements
+    drawn: dict[str, float] = {}
+    for segment in m["timeline"]["phases"]:
+        drawn[segment["phase"]] = drawn.get(segment["phase"], 0.0) + segment["t1"] - segment["t0"]
+    split = m["time_split"]
+    assert split["stall_s"] >= 4 * 0.3  # every epoch's callback, the last one's too
+    outside = drawn.get("outside steps", 0.0)
+    assert abs(outside - split["stall_s"]) <= max(0.2, 0.15 * split["stall_s"]), (drawn, split)
+    assert drawn.get("monitor", 0.0) <= split["monitor_s"] + 0.05, (drawn, split)
+    text = render(monitor.report, "text")
+    assert f"outside steps {split['stall_s']:.1f} s" in text
+
+
 # --- NVML: a test double replaying synthetic readings ----------------------------------------
 
 

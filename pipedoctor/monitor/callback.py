@@ -55,13 +55,17 @@ from pipedoctor.monitor.worker import Worker, identify
 from pipedoctor.report import Finding, Report
 
 MULTI_WORKER_FRACTION = 0.25
+"""The share of calls split in a multi-worker job, where the share cannot adapt per worker."""
 DRAIN_S = 60.0
 """How long the end of ``fit`` waits for the record and scalars still being written."""
 RAISED_DRAIN_S = 5.0
 """The same wait when ``fit`` raised: short, the error is what the user waits for."""
-"""The share of calls split in a multi-worker job, where the share cannot adapt per worker."""
 MIN_INTERVAL_S = 1.0
 """NVML and host sampling at most once a second: enough for minutes-long epochs, and cheap."""
+OUTSIDE = "outside steps"
+"""The timeline's name for time between calls that is neither the Monitor's nor a step's."""
+TIMELINE_GAP_S = 0.2
+"""A gap between calls shorter than this is Keras's own loop, too short to draw."""
 
 
 def _brief(exc: BaseException) -> str:
@@ -183,6 +187,8 @@ class Monitor(keras.callbacks.Callback):
         self._origin = 0.0
         self._mono_offset = 0.0
         self._last_end: float | None = None
+        self._closed_at: float | None = None
+        """When the latest epoch closed: the end of the last gap the timeline draws."""
         self._setup: dict[str, Any] = {}
         self._config: Any = None
         self._wait_limit = 0.2
@@ -264,7 +270,7 @@ class Monitor(keras.callbacks.Callback):
         if samples is None:
             samples = self._samples(call.phase, call.steps)
         self._on_timeline("startup" if startup else call.phase, call.start, call.end,
-                          None if startup else samples)  # fmt: skip
+                          None if startup else samples, call.paused)  # fmt: skip
 
     def _on_plain_calls(self, phase: str, steps: int, times: Any) -> None:
         """Calls from the clock's fast path, in bulk: ``times`` holds each one's start and end."""
@@ -278,12 +284,24 @@ class Monitor(keras.callbacks.Callback):
         size = self._tally.batch_size if phase == "train" else self._tally.eval_batch_size
         return None if size is None else size * steps
 
-    def _on_timeline(self, phase: str, start: float, end: float, samples: int | None) -> None:
-        if self._last_end is not None and start - self._last_end >= 0.2:
-            # time outside steps, long enough to see: callbacks, epoch ends
-            self._timeline.add("outside steps", self._last_end, start, None)
+    def _on_timeline(
+        self, phase: str, start: float, end: float, samples: int | None, paused: float = 0.0
+    ) -> None:
+        """A call on the timeline, after the gap before it: time outside steps (callbacks,
+        epoch ends), then the Monitor's own (``paused``: measuring the input floor as an epoch
+        or a phase starts). Each is drawn when long enough to see, and they add up as in the
+        text, where the Monitor's own time is no stall of the run."""
+        self._draw_gap(start, paused)
         self._timeline.add(phase, start, end, samples)
         self._last_end = end
+
+    def _draw_gap(self, until: float, paused: float = 0.0) -> None:
+        if self._last_end is None:
+            return
+        own = max(self._last_end, until - paused)
+        for kind, t0, t1 in ((OUTSIDE, self._last_end, own), ("monitor", own, until)):
+            if t1 - t0 >= TIMELINE_GAP_S:
+                self._timeline.add(kind, t0, t1, None)
 
     def _epoch_end(self, logs: Any = None) -> None:
         self._clock.flush()
@@ -291,6 +309,7 @@ class Monitor(keras.callbacks.Callback):
         record = self._tally.end_epoch(now)
         if record is None:
             return
+        self._closed_at = now
         # For time to a target (``pipedoctor compare``): what Keras logged at this epoch's end,
         # when, and after how many training samples.
         record["wall_s"] = round(now - self._origin, 3)
@@ -313,6 +332,8 @@ class Monitor(keras.callbacks.Callback):
         now = self._now()
         if self._tally.current is not None:  # stopped inside an epoch (stop_training, steps)
             self._epoch_end()
+        if self._closed_at is not None:  # the last epoch's end, as its record counts it
+            self._draw_gap(self._closed_at)
         iterator = self._clock.train_iterator
         self._clock.close()
         self._unwrap("train")

@@ -24,6 +24,7 @@ PHASE_COLORS = {
     "ceiling": "#2f9e44",
     "pipeline": "#e8590c",
     "outside steps": "#e03131",
+    "monitor": "#fab005",
     "startup": "#868e96",
 }
 
