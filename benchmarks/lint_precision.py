@@ -279,8 +279,7 @@ def mark_reported(path: Path, reported: Iterable[Key]) -> None:
     tier)."""
     if not path.is_file():
         return
-    text = path.read_text(encoding="utf-8")
-    ending = "\r\n" if "\r\n" in text else "\n"
+    ending = "\r\n" if b"\r\n" in path.read_bytes() else "\n"  # as the file has it
     rows = read_rows(path)
     now = set(reported)
     for row in rows:

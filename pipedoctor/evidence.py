@@ -9,7 +9,7 @@ the code shows to be false is no evidence at all: the detector stays silent.
 
 Confidence is a pure function of that evidence, as CodeQL keeps a precision with each query:
 ``high`` when every fact is shown, ``medium`` when one is assumed, ``low`` otherwise. A rule
-whose findings measure below the bar at a tier is capped lower in its rule file
+whose findings measure below the bar at a tier moves them down a tier in its rule file
 (``max_confidence``), until its evidence is better.
 """
 
@@ -79,15 +79,11 @@ def assumed(fact: str, detail: str = "") -> Evidence:
 
 def confidence(evidence: Iterable[Evidence], cap: str = "high") -> str:
     """``high`` when every fact is shown, ``medium`` when one is assumed, ``low`` otherwise;
-    never above ``cap`` (a rule's ``max_confidence``)."""
+    for a rule capped lower (``max_confidence``), each tier moves down as far as the cap is
+    below ``high``: a finding all of whose facts are shown reaches the cap, and one that
+    assumes a fact stays below it (a cap alone would leave the two alike)."""
     missing = sum(not e.shown for e in evidence)
-    tier = CONFIDENCES[min(missing, len(CONFIDENCES) - 1)]
-    return lower(tier, cap)
-
-
-def lower(a: str, b: str) -> str:
-    """The less confident of two tiers."""
-    return CONFIDENCES[max(CONFIDENCES.index(a), CONFIDENCES.index(b))]
+    return CONFIDENCES[min(missing + CONFIDENCES.index(cap), len(CONFIDENCES) - 1)]
 
 
 def parse_confidence(text: str) -> str:

@@ -71,8 +71,11 @@ def confidence_text(rule: Rule) -> str:
     else:
         text = "A finding rests on what the code shows: it is `high`."
     if rule.max_confidence != "high":
-        text += f" This rule reports at most `{rule.max_confidence}`"
-        text += f": {rule.confidence_note}" if rule.confidence_note else "."
+        text += (
+            f" This rule's findings sit lower: at most `{rule.max_confidence}`, with every fact"
+            " shown, and a tier lower for each fact assumed"
+        )
+        text += f" ({rule.confidence_note.rstrip('.')})." if rule.confidence_note else "."
     text += (
         " `pipedoctor lint` reports `high` findings unless `--confidence` (or `confidence` in "
         "`[tool.pipedoctor]`) asks for more; `pipedoctor check` measures, and keeps them all."

@@ -5,7 +5,7 @@ model on, the way it would spread a model over two GPUs.
 
 Pipeline: float32 features and labels in memory -> shuffle -> batch -> prefetch.
 
-Defect (PD202 batch-not-scaled and PD203 lr-not-scaled, the two halves of one mistake): the
+Defect (PD202 batch-not-scaled, whose fix scales the learning rate with the batch): the
 global batch size is the constant ``BATCH = 64`` and the learning rate is a constant too. Under
 a strategy every step splits the global batch across the replicas, so each replica gets
 64 / num_replicas examples: add replicas and each one gets less work and a noisier gradient,

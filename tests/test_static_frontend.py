@@ -181,7 +181,7 @@ def test_sources_beyond_dataset(call: str, op: str) -> None:
             model.compile(optimizer="sgd", loss="mse")
             model.fit(images, labels, batch_size=64)
             """,
-            {"PD202", "PD203"},
+            {"PD202"},  # the rate is PD203's only once the batch grows with the devices
         ),
     ],
 )

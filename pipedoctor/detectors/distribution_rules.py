@@ -31,7 +31,13 @@ def trainings(context: Context) -> list[Fact]:
 
 
 def reached(training: Fact) -> Evidence:
-    """Static: the strategy that reaches this training, and where it trains."""
+    """Static: the strategy that reaches this training, and where it trains (shown); for a
+    dataset the code never hands to training, only exports (``StrategyReach.exported``), the
+    strategy that would train it if another module did (assumed)."""
+    if training.get("end") == "unknown":
+        return assumed(
+            "setup", f"the code never trains this dataset; {training.get('strategy')} would"
+        )
     line = f", line {training.location.line}" if training.location else ""
     return shown("setup", f"{training.get('strategy')} trains here{line}")
 
@@ -202,16 +208,14 @@ def lr_not_scaled(context: Context) -> Iterator[Hit]:
         seen: set[object] = set()
         for training in trainings(context):
             batches = batches_of(setup, training)
-            sized = any(b.get("replicas") or constant(b) for b in batches)
-            if not sized or training.get("lr_callback") or training.get("lr_unseen"):
-                continue  # the batch is not seen to grow, or a callback sets the rate
-            keras = training.get("strategy_kind") == KERAS_KIND
             scaled = any(b.get("replicas") for b in batches)
-            batch = (
-                shown("value", "the global batch grows with the replicas")
-                if scaled
-                else assumed("value", "the batch is constant too: the rate fits it until it grows")
-            )
+            if not scaled or training.get("lr_callback") or training.get("lr_unseen"):
+                # The batch is not seen to grow (a constant one is PD202's, whose fix scales
+                # the rate with it: alone, the rate fits the batch it was tuned for), or a
+                # callback sets the rate.
+                continue
+            keras = training.get("strategy_kind") == KERAS_KIND
+            batch = shown("value", "the global batch grows with the replicas")
             for index in training.get("optimizers", ()):
                 optimizer = setup.facts[index]
                 hit = unscaled_lr(optimizer, keras)

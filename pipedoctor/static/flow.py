@@ -283,7 +283,8 @@ class DataFlow:
     def __init__(self, exports_module_names: bool) -> None:
         self.exports_module_names = exports_module_names
         """A ``.py`` module's top-level datasets can be imported elsewhere: their end is
-        unknown. A notebook's are used in the notebook or not at all."""
+        unknown. A notebook's are used in the notebook or not at all, as are those of a script
+        that trains as it runs (``trains_on_import``)."""
         self.places = Places()
         self.created: list[Stages] = []
         """The stages of each pipeline created, in order. A view of a shared list
@@ -363,6 +364,11 @@ class DataFlow:
                         returned_by[2],
                     )
                 )
+
+    def trains_on_import(self) -> None:
+        """The module calls ``fit`` at its top level: it is a script, which no module imports
+        (that would train), so a top-level dataset it never uses is unused, not exported."""
+        self.exports_module_names = False
 
     def distribute(self, value: Value, strategy: Obj) -> None:
         """``value``'s datasets are handed to ``strategy`` (a ``fit`` under it)."""

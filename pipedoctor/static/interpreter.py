@@ -101,6 +101,15 @@ TF1_ITERATORS = frozenset({"make_one_shot_iterator", "make_initializable_iterato
 TFDS_WRITERS = frozenset({"_generate_examples", "_split_generators"})
 """TFDS builder methods whose datasets are read once to write the prepared data set."""
 EVALUATING_METHODS = frozenset({"evaluate", "predict", "predict_on_batch", "test_on_batch"})
+DISTRIBUTING_METHODS = frozenset(
+    {
+        "experimental_distribute_dataset",
+        "distribute_datasets_from_function",
+        "make_dataset_iterator",
+    }
+)
+"""A strategy's methods that take a dataset and give its per-replica batches (TF 2.0's
+``make_dataset_iterator`` as well): their iterators prefetch to each replica."""
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 RELEVANT_WORDS = re.compile(
     r"^(?:.*(?:Dataset|dataset|Strategy|strategy|tfds).*|ds|fit|apply_gradients|input_fn)$",
@@ -151,6 +160,8 @@ class ModuleInterpreter(DatasetUses):
         self.factory_flag = False
         """The function that made the standalone one takes a flag that says training."""
         self.chief_depth = 0
+        self.main_guarded = 0
+        """How deep in ``if __name__ == "__main__":`` blocks the code being read is."""
         self.inspecting = 0
         self.max_steps = max(MAX_STEPS, len(text) // 4 if text else 0)
         self.incomplete: tuple[str, int | None] | None = None
@@ -558,9 +569,12 @@ class ModuleInterpreter(DatasetUses):
         self.eval(stmt.test, frame)
         fake = self.synthetic_branch(stmt.test) if self.mentions_made_up else None
         guarded = self.track_chief and self.mentions_chief(stmt.test)
+        main = is_main_guard(stmt.test)
         before = dict(frame.vars)
         self.chief_depth += guarded
+        self.main_guarded += main
         self.exec_branch(stmt.body, frame, fake == "body")
+        self.main_guarded -= main
         self.chief_depth -= guarded
         if not stmt.orelse:
             return
@@ -1025,12 +1039,14 @@ class ModuleInterpreter(DatasetUses):
         if name == "train" and isinstance(input_fn, Imported) and input_fn.origin:
             return self.estimator_call(node, receiver, name, input_fn)
         if name in ("fit", "fit_generator"):
-            return self.fit(node, receiver, args, kwargs)
+            if not self.stack and not self.main_guarded:
+                self.flow.trains_on_import()
+            return self.fit(node, self.unseen_model(node, receiver), args, kwargs)
         if name in EVALUATING_METHODS:
             for value in (*args[:1], kwargs.get("x", OPAQUE)):
                 self.flow.use(value, "evaluation")
             return OPAQUE
-        if name in ("experimental_distribute_dataset", "distribute_datasets_from_function"):
+        if name in DISTRIBUTING_METHODS:
             return self.distributed(receiver, name, args)
         if name == "create_per_worker_dataset" and args and isinstance(args[0], Func):
             dataset = self.call(args[0], [OPAQUE], {})
@@ -1053,6 +1069,9 @@ class ModuleInterpreter(DatasetUses):
             optimizers = [v for k, v in kwargs.items() if k.endswith("optimizer")]
             self.compile(node, receiver, optimizers or [args[0] if args else OPAQUE])
             return OPAQUE
+        if name == "compile" and (unseen := self.unseen_model(node, receiver)) is not receiver:
+            self.reach.unseen_model_compiled(unseen)
+            return OPAQUE
         if name in ("save", "save_weights") and self.is_model(receiver):
             path = kwargs.get("filepath", args[0] if args else OPAQUE)
             self.write_fact(node, name, path)
@@ -1064,6 +1083,15 @@ class ModuleInterpreter(DatasetUses):
         if isinstance(receiver, Imported) and receiver.called:
             return replace(receiver.member(name), called=True)  # ``Loader(cfg).train_ds()``
         return OPAQUE
+
+    def unseen_model(self, node: ast.Call, receiver: Value) -> Value:
+        """A model the analysis cannot see (one a function of another package builds), named
+        by the variable it is called through in the function being read: ``model.compile`` in
+        a strategy's scope and ``model.fit`` after it are one model's. Any other value as it is."""
+        target = node.func.value if isinstance(node.func, ast.Attribute) else None
+        if not isinstance(receiver, Unknown) or not isinstance(target, ast.Name):
+            return receiver
+        return ("unseen model", id(self.stack[-1]) if self.stack else None, target.id)
 
     @staticmethod
     def is_model(value: Value) -> bool:
@@ -1606,6 +1634,16 @@ def _string_expression(node: ast.expr) -> bool:
             return not (isinstance(func.value, ast.Constant))
         return name in PATH_BUILDERS
     return False
+
+
+def is_main_guard(test: ast.expr) -> bool:
+    """``__name__ == "__main__"``: what runs only when the module is run, not imported."""
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and {ast.unparse(test.left), ast.unparse(test.comparators[0])} == {"__name__", "'__main__'"}
+    )
 
 
 def unentered_strategy_lines(tree: ast.Module) -> set[int]:

@@ -138,6 +138,13 @@ class StrategyReach:
     def model_created(self, value: Value, fact: int | None) -> None:
         self.models[identity(value)] = ModelRecord(fact, self.active())
 
+    def unseen_model_compiled(self, key: Any) -> None:
+        """``compile`` on a model the analysis cannot see (``Interpreter.unseen_model``): the
+        scope it is compiled in is the strategy its ``fit`` distributes with. It has no fact of
+        its own, so the rules about where models are created never judge it."""
+        record = self.models.setdefault(key, ModelRecord(None, None))
+        record.compiled_scope = self.active()
+
     def optimizer_created(self, value: Value, fact: int) -> None:
         self.optimizers[identity(value)] = OptimizerRecord(fact, self.active())
 

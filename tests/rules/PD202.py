@@ -10,7 +10,7 @@ strategy = tf.distribute.MirroredStrategy()
 global_batch = PER_REPLICA * strategy.num_replicas_in_sync
 base = tf.data.Dataset.range(1000)
 
-# ruleid[medium]: PD202
+# ruleid[low]: PD202
 fixed = base.batch(BATCH).prefetch(AUTO)
 # ok: PD202
 scaled = base.batch(global_batch).prefetch(AUTO)
@@ -19,7 +19,7 @@ inline = base.batch(16 * strategy.num_replicas_in_sync).prefetch(AUTO)
 
 
 def make(batch_size):
-    # ruleid[medium]: PD202
+    # ruleid[low]: PD202
     return base.batch(batch_size, drop_remainder=True).prefetch(AUTO)
 
 

@@ -18,7 +18,8 @@ model = tf.keras.Sequential(
 )
 model.compile(
     # ruleid[medium]: PD205
-    # ruleid[medium]: PD203
+    # the rate is PD202's to scale, with the constant batch above
+    # ok: PD203
     optimizer=tf.keras.optimizers.SGD(learning_rate=0.01),
     loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
     metrics=["accuracy"],
