@@ -21,11 +21,12 @@ import os
 import subprocess
 import sys
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from lanes import Lanes, once_more_if_short
 
 pytest.importorskip("tensorflow")
 
@@ -160,18 +161,21 @@ def run_check(name: str, folder: Path, budget: int | None = None) -> Checked:
     )
 
 
-def run_check_once_more_if_short(name: str, folder: Path) -> Checked:
-    """The check, run again with half as much budget again when the first came back without
-    its measurements: the budgets fit an idle 2-core host, and a check that ran out on a busier
-    one says nothing about the script's style. A second miss is the test's failure, with the
-    first attempt's tail kept in the second's stderr."""
-    first = run_check(name, folder)
-    if first.measured(VARIANTS[name]):
-        return first
-    print(f"{name}: not measured in {first.seconds:.1f} s (exit {first.returncode}); once more")
-    second = run_check(name, folder, budget=round(VARIANTS[name].timeout * 1.5))
+def keep_first_attempt(second: Checked, first: Checked) -> Checked:
     second.stderr = f"{second.stderr}\n--- first attempt ---\n{first.stderr[-2000:]}"
     return second
+
+
+def run_check_once_more_if_short(name: str, folder: Path) -> Checked:
+    """The check, run once more with a larger budget when it came back without the variant's
+    measurements (``lanes.once_more_if_short``)."""
+    return once_more_if_short(
+        lambda budget: run_check(name, folder, budget),
+        VARIANTS[name].timeout,
+        lambda checked: checked.measured(VARIANTS[name]),
+        lambda checked: f"{name} in {checked.seconds:.1f} s, exit {checked.returncode}",
+        keep_first_attempt,
+    )
 
 
 class Checks:
@@ -182,29 +186,24 @@ class Checks:
 
     def __init__(self, folders: pytest.TempPathFactory, names: list[str]) -> None:
         self._folders = folders
-        self._lanes = [ThreadPoolExecutor(1) for _ in range(LANES)]
-        self._queued = [0] * LANES
-        self._running: dict[str, Future[Checked]] = {}
+        self._lanes: Lanes[Checked] = Lanes(LANES)
         for name in sorted(names, key=lambda n: -VARIANTS[n].replicas):
             self._submit(name)
 
     def _submit(self, name: str) -> Future[Checked]:
-        if name not in self._running:
-            variant = VARIANTS[name]
-            lane = 0 if variant.replicas > 1 else self._queued.index(min(self._queued))
-            self._queued[lane] += variant.timeout
-            folder = self._folders.mktemp(name)
-            self._running[name] = self._lanes[lane].submit(
-                run_check_once_more_if_short, name, folder
-            )
-        return self._running[name]
+        variant = VARIANTS[name]
+        return self._lanes.submit(
+            name,
+            lambda: run_check_once_more_if_short(name, self._folders.mktemp(name)),
+            weight=variant.timeout,
+            lane=0 if variant.replicas > 1 else None,
+        )
 
     def __getitem__(self, name: str) -> Checked:
         return self._submit(name).result()
 
     def close(self) -> None:
-        for lane in self._lanes:
-            lane.shutdown(wait=True, cancel_futures=True)
+        self._lanes.close()
 
 
 def available(name: str) -> bool:
