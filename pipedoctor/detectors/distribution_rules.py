@@ -231,6 +231,9 @@ def lr_not_scaled(context: Context) -> Iterator[Hit]:
     found = scaling_context(context)
     if found is None:
         return
+    batches = setup.of("batch")
+    if batches and not any(b.get("replicas") for b in batches):
+        return  # every batch the code writes is a constant: PD202's, as above
     for fact in setup.of("optimizer"):
         hit = unscaled_lr(fact, found[1])
         if hit is not None:
