@@ -10,7 +10,21 @@ from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Generic, TypeVar
 
+import pytest
+
 Result = TypeVar("Result")
+
+
+def selected(request: pytest.FixtureRequest, param: str) -> set[object]:
+    """The values of ``param`` in the tests of the requesting module that this session runs:
+    the checks to start at once."""
+    return {
+        item.callspec.params[param]
+        for item in request.session.items
+        if item.module is request.module
+        and hasattr(item, "callspec")
+        and param in item.callspec.params
+    }
 
 
 class Lanes(Generic[Result]):

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from lanes import Lanes, once_more_if_short
+from lanes import Lanes, once_more_if_short, selected
 
 pytest.importorskip("tensorflow")
 
@@ -181,13 +181,8 @@ def check_once_more_if_short(name: str, budget: int, folder: Path) -> Checked:
 def checks(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
            slowness: float):  # fmt: skip
     """Every selected script's check, queued at once in ``LANES`` lanes, longest first."""
-    selected = {
-        item.callspec.params["name"]
-        for item in request.session.items
-        if item.module is request.module and hasattr(item, "callspec")
-    }
     lanes: Lanes[Checked] = Lanes(LANES)
-    for name in sorted(selected, key=lambda n: -BUDGETS.get(n, BUDGET)):
+    for name in sorted(selected(request, "name"), key=lambda n: -BUDGETS.get(n, BUDGET)):
         budget = round(BUDGETS.get(name, BUDGET) * SIDE_BY_SIDE * slowness)
         folder = tmp_path_factory.mktemp(name.removesuffix(".py"))
         lanes.submit(name, lambda n=name, b=budget, f=folder: check_once_more_if_short(n, b, f),

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from lanes import Lanes, once_more_if_short
+from lanes import Lanes, once_more_if_short, selected
 
 pytest.importorskip("tensorflow")
 
@@ -213,16 +213,10 @@ def available(name: str) -> bool:
 
 @pytest.fixture(scope="module")
 def checks(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    selected = {
-        item.callspec.params["name"]
-        for item in request.session.items
-        if item.module is request.module
-        and hasattr(item, "callspec")
-        and "name" in item.callspec.params
-    }
+    names = selected(request, "name")
     if any(item.name == "test_single_device_fit_styles_agree" for item in request.session.items):
-        selected.update(SINGLE_DEVICE_FIT)
-    running = Checks(tmp_path_factory, [name for name in selected if available(name)])
+        names.update(SINGLE_DEVICE_FIT)
+    running = Checks(tmp_path_factory, [name for name in names if available(name)])
     yield running
     running.close()
 

@@ -54,6 +54,13 @@ def batches_of(setup: TrainingSetup, training: Fact) -> list[Fact]:
     return [setup.facts[i] for i in training.get("batches", ())]
 
 
+def grows_with_replicas(batches: list[Fact]) -> bool:
+    """A batch the code sizes by the replica count: only then is a constant learning rate
+    PD203's; a constant batch is PD202's, whose fix scales the rate with it (alone, the rate
+    fits the batch it was tuned for)."""
+    return any(b.get("replicas") for b in batches)
+
+
 def constant(batch: Fact) -> bool:
     return bool(batch.get("value")) and not batch.get("replicas") and not batch.get("live")
 
@@ -208,12 +215,12 @@ def lr_not_scaled(context: Context) -> Iterator[Hit]:
         seen: set[object] = set()
         for training in trainings(context):
             batches = batches_of(setup, training)
-            scaled = any(b.get("replicas") for b in batches)
-            if not scaled or training.get("lr_callback") or training.get("lr_unseen"):
-                # The batch is not seen to grow (a constant one is PD202's, whose fix scales
-                # the rate with it: alone, the rate fits the batch it was tuned for), or a
-                # callback sets the rate.
-                continue
+            if (
+                not grows_with_replicas(batches)
+                or training.get("lr_callback")
+                or training.get("lr_unseen")
+            ):
+                continue  # a constant batch, or a callback sets the rate
             keras = training.get("strategy_kind") == KERAS_KIND
             batch = shown("value", "the global batch grows with the replicas")
             for index in training.get("optimizers", ()):
@@ -232,8 +239,8 @@ def lr_not_scaled(context: Context) -> Iterator[Hit]:
     if found is None:
         return
     batches = setup.of("batch")
-    if batches and not any(b.get("replicas") for b in batches):
-        return  # every batch the code writes is a constant: PD202's, as above
+    if batches and not grows_with_replicas(batches):
+        return
     for fact in setup.of("optimizer"):
         hit = unscaled_lr(fact, found[1])
         if hit is not None:
